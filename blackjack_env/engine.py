@@ -1,0 +1,672 @@
+"""The game itself: dealing, legal actions, dealer play and settlement, written once.
+
+Everything here is a small ``numba``-compiled function over plain integer arrays, so the single
+env, the vector env and the batch simulator all run this very code. With ``NUMBA_DISABLE_JIT=1``
+the same functions run as plain Python (for debugging and coverage).
+
+State of one table (see the index constants below):
+
+* ``st``    int64[ST_SIZE]: round scalars, the random-number state, remaining cards per rank,
+  stacked cards and the dealer's cards.
+* ``hands`` int64[MAX_HANDS, HAND_FIELDS]: the player's hands (totals, bet, status, cards).
+* ``shoe``  int64[n_cards]: the shoe as card codes; ``shoe[:pos]`` have been dealt. Cards are
+  drawn by a lazy Fisher-Yates shuffle (each draw swaps a uniformly chosen undealt card into
+  place), so shuffling is O(1) and the dealt order is a uniform random permutation.
+  Empty for an infinite deck, where every draw is an independent uniform rank.
+* ``rv``    float64[N_RULES]: the rules (``Rules.to_array``).
+* ``res``   float64[MAX_HANDS + 2]: each hand's result, the insurance result and the round total.
+
+Card codes are 1..13 (ace, 2..10, jack, queen, king); their blackjack value is ``min(code, 10)``.
+Codes keep the ten-value ranks apart because ``split_by_value=False`` forbids splitting K,Q.
+
+Random numbers come from xoshiro128** kept in ``st`` (32-bit words in int64 slots, so the
+plain-Python mode never overflows), seeded from a ``numpy.random.SeedSequence``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .rules import MAX_HANDS
+
+# ----------------------------------------------------------------------------- actions
+STAND, HIT, DOUBLE, SPLIT, SURRENDER, INSURANCE, NO_INSURANCE = range(7)
+N_ACTIONS = 7
+
+# ----------------------------------------------------------------------------- phases
+P_INSURANCE = 0  # the insurance / even-money question is open: only INSURANCE, NO_INSURANCE
+P_PLAY = 1  # the player decides on the current hand
+P_SETTLE = 2  # nothing to decide (natural, dealer blackjack found): STAND settles the round
+P_OVER = 3  # the round is settled
+
+# insurance states
+INS_NONE, INS_PENDING, INS_TAKEN, INS_DECLINED, INS_EVEN_MONEY = range(5)
+
+# hand statuses
+HS_WAIT, HS_PLAY, HS_STOOD, HS_BUST, HS_SURRENDERED = range(5)
+
+# ----------------------------------------------------------------------------- rules vector
+(
+    R_DECKS,
+    R_H17,
+    R_BJ_PAYS,
+    R_DOUBLE_ON,
+    R_DAS,
+    R_SPLIT_TO,
+    R_SPLIT_BY_VALUE,
+    R_RSA,
+    R_HSA,
+    R_SURRENDER,
+    R_SURR_VS_ACE_TEN,
+    R_PEEK,
+    R_OBO,
+    R_INSURANCE,
+    R_EVEN_MONEY,
+    R_PENETRATION,
+) = range(16)
+N_RULES = 16
+SURR_NONE, SURR_LATE, SURR_EARLY = range(3)
+DOUBLE_ANY, DOUBLE_9_11, DOUBLE_10_11 = range(3)
+
+# ----------------------------------------------------------------------------- table state
+MAX_CARDS = 24  # cards one hand (or the dealer) can hold: 21 aces and a bust card fit
+MAX_STACK = 64  # most stacked cards one round can take
+
+S_PHASE = 0
+S_NUM_HANDS = 1
+S_CUR = 2
+S_INS = 3
+S_DEALER_N = 4
+S_DEALER_HARD = 5
+S_DEALER_ACES = 6
+S_HOLE_HIDDEN = 7
+S_PEEK_PENDING = 8  # early surrender: the peek waits for the player's first action
+S_NATURAL = 9
+S_SHOE_POS = 10
+S_SHOE_LEN = 11
+S_STACK_POS = 12
+S_STACK_LEN = 13
+S_FORCE_SHUFFLE = 14
+S_ROUNDS = 15
+S_SHUFFLES = 16
+S_RNG = 17  # 4 slots
+S_COUNTS = 21  # remaining cards per code: S_COUNTS + code, code 1..13 (14 slots)
+S_STACK = 35  # MAX_STACK slots
+S_DEALER = S_STACK + MAX_STACK  # MAX_CARDS slots
+ST_SIZE = S_DEALER + MAX_CARDS
+
+H_HARD = 0  # total with every ace counted as 1
+H_ACES = 1
+H_N = 2
+H_BET = 3
+H_STATUS = 4
+H_DOUBLED = 5
+H_SPLIT = 6  # the hand came from a split
+H_SPLIT_ACE = 7  # the hand is a split ace
+H_CARDS = 8
+HAND_FIELDS = H_CARDS + MAX_CARDS
+
+RES_INSURANCE = MAX_HANDS
+RES_TOTAL = MAX_HANDS + 1
+RES_SIZE = MAX_HANDS + 2
+
+# ----------------------------------------------------------------------------- observation
+O_PHASE = 0
+O_TOTAL = 1
+O_SOFT = 2
+O_PAIR = 3
+O_CAN_DOUBLE = 4
+O_CAN_SPLIT = 5
+O_CAN_SURRENDER = 6
+O_UP = 7
+O_NUM_HANDS = 8
+O_HAND_INDEX = 9
+O_SPLIT_ACE = 10
+O_NATURAL = 11
+OBS_BASE = 12
+COUNT_NONE, COUNT_COMPOSITION, COUNT_HILO = range(3)
+HILO_RANGE = 10  # true count observed clipped to [-10, 10]
+
+M32 = 0xFFFFFFFF
+
+
+# ============================================================================= random numbers
+@njit(cache=True)
+def _rotl32(x, k):
+    return ((x << k) | (x >> (32 - k))) & M32
+
+
+@njit(cache=True)
+def next_u32(st):
+    """Next 32-bit output of the xoshiro128** generator held in st[S_RNG:S_RNG+4]."""
+    s0 = st[S_RNG]
+    s1 = st[S_RNG + 1]
+    s2 = st[S_RNG + 2]
+    s3 = st[S_RNG + 3]
+    result = (_rotl32((s1 * 5) & M32, 7) * 9) & M32
+    t = (s1 << 9) & M32
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl32(s3, 11)
+    st[S_RNG] = s0
+    st[S_RNG + 1] = s1
+    st[S_RNG + 2] = s2
+    st[S_RNG + 3] = s3
+    return result
+
+
+@njit(cache=True)
+def uniform_int(st, n):
+    """Unbiased integer in [0, n) (Lemire's multiply-and-reject), n < 2**31."""
+    threshold = ((1 << 32) - n) % n
+    while True:
+        m = next_u32(st) * n
+        if (m & M32) >= threshold:
+            return m >> 32
+
+
+def seed_state(st: np.ndarray, seed_sequence: np.random.SeedSequence) -> None:
+    """Seed the generator words in st from a SeedSequence (never all zero)."""
+    words = seed_sequence.generate_state(4, np.uint32).astype(np.int64)
+    if not words.any():
+        words[0] = 1
+    st[S_RNG : S_RNG + 4] = words
+
+
+# ============================================================================= cards and hands
+@njit(cache=True)
+def card_value(code):
+    return code if code < 10 else 10
+
+
+@njit(cache=True)
+def best_total(hard, aces):
+    """Blackjack total: one ace counts 11 when that does not bust the hand."""
+    if aces > 0 and hard + 10 <= 21:
+        return hard + 10
+    return hard
+
+
+@njit(cache=True)
+def is_soft(hard, aces):
+    return aces > 0 and hard + 10 <= 21
+
+
+@njit(cache=True)
+def reset_shoe(st, shoe, rv):
+    """Gather every card back into the shoe (the lazy shuffle needs no reordering)."""
+    decks = int(rv[R_DECKS])
+    st[S_SHOE_POS] = 0
+    for code in range(1, 14):
+        st[S_COUNTS + code] = 4 * decks
+    st[S_SHUFFLES] += 1
+
+
+@njit(cache=True)
+def _reshuffle_discards(st, hands, shoe, rv):
+    """The shoe ran out mid-round: shuffle every card not on the table back into it."""
+    decks = int(rv[R_DECKS])
+    n = st[S_SHOE_LEN]
+    left = np.empty(14, np.int64)
+    for code in range(1, 14):
+        left[code] = 4 * decks
+    k = 0
+    for h in range(st[S_NUM_HANDS]):
+        for i in range(hands[h, H_N]):
+            code = hands[h, H_CARDS + i]
+            shoe[k] = code
+            left[code] -= 1
+            k += 1
+    for i in range(st[S_DEALER_N]):
+        code = st[S_DEALER + i]
+        shoe[k] = code
+        left[code] -= 1
+        k += 1
+    st[S_SHOE_POS] = k
+    for code in range(1, 14):
+        st[S_COUNTS + code] = left[code]
+        for _ in range(left[code]):
+            shoe[k] = code
+            k += 1
+    assert k == n
+    st[S_SHUFFLES] += 1
+
+
+@njit(cache=True)
+def draw(st, hands, shoe, rv):
+    """Deal the next card: a stacked one if any are left, else a random one from the shoe."""
+    stacked = 0
+    if st[S_STACK_POS] < st[S_STACK_LEN]:
+        stacked = st[S_STACK + st[S_STACK_POS]]
+        st[S_STACK_POS] += 1
+    if rv[R_DECKS] == 0:  # infinite deck
+        if stacked:
+            return stacked
+        return 1 + uniform_int(st, 13)
+    n = st[S_SHOE_LEN]
+    if st[S_SHOE_POS] >= n:
+        _reshuffle_discards(st, hands, shoe, rv)
+    pos = st[S_SHOE_POS]
+    if stacked:
+        j = pos
+        while shoe[j] != stacked:
+            j += 1  # the env checked that the stacked card is in the shoe
+    else:
+        j = pos + uniform_int(st, n - pos)
+    code = shoe[j]
+    shoe[j] = shoe[pos]
+    shoe[pos] = code
+    st[S_SHOE_POS] = pos + 1
+    st[S_COUNTS + code] -= 1
+    return code
+
+
+@njit(cache=True)
+def add_card(hands, h, code):
+    n = hands[h, H_N]
+    hands[h, H_CARDS + n] = code
+    hands[h, H_N] = n + 1
+    value = card_value(code)
+    hands[h, H_HARD] += value
+    if value == 1:
+        hands[h, H_ACES] += 1
+
+
+@njit(cache=True)
+def hand_total(hands, h):
+    return best_total(hands[h, H_HARD], hands[h, H_ACES])
+
+
+@njit(cache=True)
+def dealer_add(st, code):
+    n = st[S_DEALER_N]
+    st[S_DEALER + n] = code
+    st[S_DEALER_N] = n + 1
+    value = card_value(code)
+    st[S_DEALER_HARD] += value
+    if value == 1:
+        st[S_DEALER_ACES] += 1
+
+
+@njit(cache=True)
+def up_value(st):
+    return card_value(st[S_DEALER])
+
+
+@njit(cache=True)
+def dealer_blackjack(st):
+    return st[S_DEALER_N] == 2 and best_total(st[S_DEALER_HARD], st[S_DEALER_ACES]) == 21
+
+
+# ============================================================================= legal actions
+@njit(cache=True)
+def is_pair(hands, h, rv):
+    """Two cards of one value (unlike ten-value cards only when split_by_value)."""
+    if hands[h, H_N] != 2:
+        return False
+    a = hands[h, H_CARDS]
+    b = hands[h, H_CARDS + 1]
+    if card_value(a) != card_value(b):
+        return False
+    return a == b or rv[R_SPLIT_BY_VALUE] != 0
+
+
+@njit(cache=True)
+def can_split(st, hands, h, rv):
+    if not is_pair(hands, h, rv) or st[S_NUM_HANDS] >= int(rv[R_SPLIT_TO]):
+        return False
+    return not (hands[h, H_CARDS] == 1 and hands[h, H_SPLIT] and rv[R_RSA] == 0)
+
+
+@njit(cache=True)
+def split_ace_locked(hands, h, rv):
+    """A split ace that may not be played on (split aces get one card)."""
+    return hands[h, H_SPLIT_ACE] != 0 and rv[R_HSA] == 0
+
+
+@njit(cache=True)
+def can_double(hands, h, rv):
+    if hands[h, H_N] != 2 or split_ace_locked(hands, h, rv):
+        return False
+    if hands[h, H_SPLIT] and rv[R_DAS] == 0:
+        return False
+    rule = int(rv[R_DOUBLE_ON])
+    if rule == DOUBLE_ANY:
+        return True
+    total = hand_total(hands, h)
+    low = 9 if rule == DOUBLE_9_11 else 10
+    return low <= total <= 11
+
+
+@njit(cache=True)
+def surrender_allowed_vs(st, rv):
+    if int(rv[R_SURRENDER]) == SURR_NONE:
+        return False
+    up = up_value(st)
+    return rv[R_SURR_VS_ACE_TEN] != 0 or (up != 1 and up != 10)
+
+
+@njit(cache=True)
+def can_surrender(st, hands, h, rv):
+    return st[S_NUM_HANDS] == 1 and hands[h, H_N] == 2 and surrender_allowed_vs(st, rv)
+
+
+@njit(cache=True)
+def needs_decision(st, hands, h, rv):
+    """A hand at 21 or over, or a split ace that may not be played on, ends by itself."""
+    if hand_total(hands, h) >= 21:
+        return False
+    if split_ace_locked(hands, h, rv):
+        return can_split(st, hands, h, rv)
+    return True
+
+
+@njit(cache=True)
+def legal_mask(st, hands, rv, mask):
+    """Write the legal actions of the current decision into mask (bool[7])."""
+    mask[:] = False
+    phase = st[S_PHASE]
+    if phase == P_INSURANCE:
+        mask[INSURANCE] = True
+        mask[NO_INSURANCE] = True
+    elif phase == P_SETTLE:
+        mask[STAND] = True
+    elif phase == P_PLAY:
+        h = st[S_CUR]
+        mask[STAND] = True
+        mask[HIT] = not split_ace_locked(hands, h, rv)
+        mask[DOUBLE] = can_double(hands, h, rv)
+        mask[SPLIT] = can_split(st, hands, h, rv)
+        mask[SURRENDER] = can_surrender(st, hands, h, rv)
+
+
+# ============================================================================= round flow
+@njit(cache=True)
+def start_round(st, hands, shoe, rv, res):
+    """Deal a new round (player, up card, player, hole card) and open its first decision."""
+    if rv[R_DECKS] != 0:
+        cut = int(rv[R_PENETRATION] * st[S_SHOE_LEN])
+        if rv[R_PENETRATION] == 0 or st[S_SHOE_POS] >= cut or st[S_FORCE_SHUFFLE]:
+            reset_shoe(st, shoe, rv)
+    st[S_FORCE_SHUFFLE] = 0
+    st[S_ROUNDS] += 1
+    hands[:, :] = 0
+    res[:] = 0.0
+    st[S_NUM_HANDS] = 1
+    st[S_CUR] = 0
+    st[S_INS] = INS_NONE
+    st[S_DEALER_N] = 0
+    st[S_DEALER_HARD] = 0
+    st[S_DEALER_ACES] = 0
+    st[S_HOLE_HIDDEN] = 0
+    st[S_PEEK_PENDING] = 0
+    hands[0, H_BET] = 1
+    hands[0, H_STATUS] = HS_PLAY
+    add_card(hands, 0, draw(st, hands, shoe, rv))
+    dealer_add(st, draw(st, hands, shoe, rv))
+    add_card(hands, 0, draw(st, hands, shoe, rv))
+    if rv[R_PEEK] != 0:
+        dealer_add(st, draw(st, hands, shoe, rv))
+        st[S_HOLE_HIDDEN] = 1
+    natural = hand_total(hands, 0) == 21
+    st[S_NATURAL] = natural
+    if up_value(st) == 1:
+        offered = rv[R_INSURANCE] != 0 or (natural and rv[R_EVEN_MONEY] != 0)
+        if offered:
+            st[S_INS] = INS_PENDING
+            st[S_PHASE] = P_INSURANCE
+            return
+    _after_insurance(st, hands, shoe, rv, res)
+
+
+@njit(cache=True)
+def _after_insurance(st, hands, shoe, rv, res):
+    up = up_value(st)
+    natural = st[S_NATURAL] != 0
+    if rv[R_PEEK] != 0 and (up == 1 or up == 10):
+        if not natural and int(rv[R_SURRENDER]) == SURR_EARLY and surrender_allowed_vs(st, rv):
+            st[S_PEEK_PENDING] = 1  # early surrender is decided before the dealer checks
+            st[S_PHASE] = P_PLAY
+            return
+        if dealer_blackjack(st):
+            st[S_PHASE] = P_SETTLE
+            return
+    st[S_PHASE] = P_SETTLE if natural else P_PLAY
+
+
+@njit(cache=True)
+def _play_from(st, hands, shoe, rv, res, h):
+    """Move play to hand h (dealing a split hand its second card); settle when hands run out.
+
+    Returns True when the round is over."""
+    while h < st[S_NUM_HANDS]:
+        st[S_CUR] = h
+        if hands[h, H_N] == 1:
+            add_card(hands, h, draw(st, hands, shoe, rv))
+            hands[h, H_STATUS] = HS_PLAY
+        if hands[h, H_STATUS] == HS_PLAY and needs_decision(st, hands, h, rv):
+            st[S_PHASE] = P_PLAY
+            return False
+        if hands[h, H_STATUS] == HS_PLAY:
+            hands[h, H_STATUS] = HS_STOOD
+        h += 1
+    finish_round(st, hands, shoe, rv, res)
+    return True
+
+
+@njit(cache=True)
+def _split(st, hands, h):
+    """Move the second card of hand h to a new hand at the end of the row."""
+    new = st[S_NUM_HANDS]
+    code = hands[h, H_CARDS + 1]
+    value = card_value(code)
+    hands[h, H_CARDS + 1] = 0
+    hands[h, H_N] = 1
+    hands[h, H_HARD] -= value
+    if value == 1:
+        hands[h, H_ACES] -= 1
+    add_card(hands, new, code)
+    hands[new, H_BET] = 1
+    hands[new, H_STATUS] = HS_WAIT
+    hands[h, H_SPLIT] = 1
+    hands[new, H_SPLIT] = 1
+    if value == 1:
+        hands[h, H_SPLIT_ACE] = 1
+        hands[new, H_SPLIT_ACE] = 1
+    st[S_NUM_HANDS] = new + 1
+
+
+@njit(cache=True)
+def step_round(st, hands, shoe, rv, res, action):
+    """Apply one legal action; returns the round's net result once it is over, else 0."""
+    phase = st[S_PHASE]
+    if phase == P_INSURANCE:
+        if action == INSURANCE:
+            if st[S_NATURAL] and rv[R_EVEN_MONEY] != 0:
+                st[S_INS] = INS_EVEN_MONEY
+                finish_round(st, hands, shoe, rv, res)
+                return res[RES_TOTAL]
+            st[S_INS] = INS_TAKEN
+        else:
+            st[S_INS] = INS_DECLINED
+        _after_insurance(st, hands, shoe, rv, res)
+        return 0.0
+    if phase == P_SETTLE:
+        finish_round(st, hands, shoe, rv, res)
+        return res[RES_TOTAL]
+    h = st[S_CUR]
+    if st[S_PEEK_PENDING]:
+        st[S_PEEK_PENDING] = 0
+        if action != SURRENDER and dealer_blackjack(st):
+            finish_round(st, hands, shoe, rv, res)  # the dealer checks: the action never happens
+            return res[RES_TOTAL]
+    over = False
+    if action == STAND:
+        hands[h, H_STATUS] = HS_STOOD
+        over = _play_from(st, hands, shoe, rv, res, h + 1)
+    elif action == HIT:
+        add_card(hands, h, draw(st, hands, shoe, rv))
+        total = hand_total(hands, h)
+        if total > 21:
+            hands[h, H_STATUS] = HS_BUST
+            over = _play_from(st, hands, shoe, rv, res, h + 1)
+        elif total == 21:
+            hands[h, H_STATUS] = HS_STOOD
+            over = _play_from(st, hands, shoe, rv, res, h + 1)
+    elif action == DOUBLE:
+        hands[h, H_BET] *= 2
+        hands[h, H_DOUBLED] = 1
+        add_card(hands, h, draw(st, hands, shoe, rv))
+        hands[h, H_STATUS] = HS_BUST if hand_total(hands, h) > 21 else HS_STOOD
+        over = _play_from(st, hands, shoe, rv, res, h + 1)
+    elif action == SURRENDER:
+        hands[h, H_STATUS] = HS_SURRENDERED
+        over = _play_from(st, hands, shoe, rv, res, h + 1)
+    elif action == SPLIT:
+        _split(st, hands, h)
+        over = _play_from(st, hands, shoe, rv, res, h)
+    if over:
+        return res[RES_TOTAL]
+    return 0.0
+
+
+@njit(cache=True)
+def _dealer_stands(st, rv):
+    total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
+    if total > 17:
+        return True
+    if total < 17:
+        return False
+    return not (rv[R_H17] != 0 and is_soft(st[S_DEALER_HARD], st[S_DEALER_ACES]))
+
+
+@njit(cache=True)
+def finish_round(st, hands, shoe, rv, res):
+    """Play the dealer's hand as far as the table needs it, then settle every bet."""
+    n_hands = st[S_NUM_HANDS]
+    natural = st[S_NATURAL] != 0 and n_hands == 1
+    ins = st[S_INS]
+    late_no_peek = rv[R_PEEK] == 0 and int(rv[R_SURRENDER]) == SURR_LATE
+    live = False  # a hand that must be compared with the dealer's total
+    surrendered = False
+    for h in range(n_hands):
+        status = hands[h, H_STATUS]
+        if status == HS_SURRENDERED:
+            surrendered = True
+        elif status != HS_BUST and not natural:
+            live = True
+    if ins == INS_EVEN_MONEY:
+        res[0] = 1.0
+        res[RES_TOTAL] = 1.0
+        st[S_HOLE_HIDDEN] = 0
+        st[S_PHASE] = P_OVER
+        return
+    needs_card = live or natural or ins == INS_TAKEN or (surrendered and late_no_peek)
+    if st[S_DEALER_N] == 1 and needs_card:
+        dealer_add(st, draw(st, hands, shoe, rv))  # no hole card: the second card comes now
+    st[S_HOLE_HIDDEN] = 0
+    dealer_bj = dealer_blackjack(st)
+    if live and not dealer_bj:
+        while not _dealer_stands(st, rv):
+            dealer_add(st, draw(st, hands, shoe, rv))
+    dealer_total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
+    total = 0.0
+    for h in range(n_hands):
+        bet = float(hands[h, H_BET])
+        status = hands[h, H_STATUS]
+        if status == HS_SURRENDERED:
+            result = -1.0 if dealer_bj and late_no_peek else -0.5
+        elif natural:
+            result = 0.0 if dealer_bj else rv[R_BJ_PAYS]
+        elif dealer_bj or status == HS_BUST:
+            result = -bet
+        else:
+            player_total = hand_total(hands, h)
+            if dealer_total > 21 or player_total > dealer_total:
+                result = bet
+            elif player_total == dealer_total:
+                result = 0.0
+            else:
+                result = -bet
+        res[h] = result
+        total += result
+    if dealer_bj and rv[R_PEEK] == 0 and rv[R_OBO] != 0 and not natural and not surrendered:
+        # original bets only: the dealer's blackjack takes one unit, doubles and splits come back
+        for h in range(n_hands):
+            res[h] = -1.0 if h == 0 else 0.0
+        total = -1.0
+    if ins == INS_TAKEN:
+        res[RES_INSURANCE] = 1.0 if dealer_bj else -0.5
+        total += res[RES_INSURANCE]
+    res[RES_TOTAL] = total
+    st[S_PHASE] = P_OVER
+
+
+# ============================================================================= observation
+@njit(cache=True)
+def write_obs(st, hands, rv, obs, count_mode):
+    """Write the observation vector (layout documented in BlackjackEnv)."""
+    obs[:] = 0
+    phase = st[S_PHASE]
+    obs[O_PHASE] = phase
+    obs[O_UP] = up_value(st) if st[S_DEALER_N] > 0 else 0
+    if phase != P_OVER:
+        h = st[S_CUR]
+        obs[O_TOTAL] = min(hand_total(hands, h), 21)
+        obs[O_SOFT] = is_soft(hands[h, H_HARD], hands[h, H_ACES])
+        if is_pair(hands, h, rv):
+            obs[O_PAIR] = card_value(hands[h, H_CARDS])
+        if phase == P_PLAY:
+            obs[O_CAN_DOUBLE] = can_double(hands, h, rv)
+            obs[O_CAN_SPLIT] = can_split(st, hands, h, rv)
+            obs[O_CAN_SURRENDER] = can_surrender(st, hands, h, rv)
+        obs[O_NUM_HANDS] = st[S_NUM_HANDS]
+        obs[O_HAND_INDEX] = h
+        obs[O_SPLIT_ACE] = hands[h, H_SPLIT_ACE]
+        obs[O_NATURAL] = st[S_NATURAL]
+    if count_mode == COUNT_NONE:
+        return
+    unseen = np.zeros(11, np.int64)  # per value 1..10: still in the shoe or the hidden hole card
+    for code in range(1, 14):
+        unseen[card_value(code)] += st[S_COUNTS + code]
+    if st[S_HOLE_HIDDEN]:
+        unseen[card_value(st[S_DEALER + 1])] += 1
+    if count_mode == COUNT_COMPOSITION:
+        for value in range(1, 11):
+            obs[OBS_BASE + value - 1] = unseen[value]
+    else:
+        decks = rv[R_DECKS]
+        running = 0  # Hi-Lo count of the cards seen = -(count of the unseen ones)
+        n_unseen = 0
+        for value in range(1, 11):
+            n_unseen += unseen[value]
+            seen = (16 if value == 10 else 4) * decks - unseen[value]
+            if 2 <= value <= 6:
+                running += seen
+            elif value == 1 or value == 10:
+                running -= seen
+        true_count = running * 52.0 / max(n_unseen, 1)
+        rounded = int(np.floor(true_count + 0.5))
+        obs[OBS_BASE] = max(-HILO_RANGE, min(HILO_RANGE, rounded)) + HILO_RANGE
+
+
+# ============================================================================= env entry points
+@njit(cache=True)
+def env_reset(st, hands, shoe, rv, res, obs, mask, count_mode):
+    """Start a round and write its observation and mask (one compiled call per reset)."""
+    start_round(st, hands, shoe, rv, res)
+    write_obs(st, hands, rv, obs, count_mode)
+    legal_mask(st, hands, rv, mask)
+
+
+@njit(cache=True)
+def env_step(st, hands, shoe, rv, res, obs, mask, count_mode, action):
+    """Apply a legal action and write the next observation and mask; returns the reward."""
+    reward = step_round(st, hands, shoe, rv, res, action)
+    write_obs(st, hands, rv, obs, count_mode)
+    legal_mask(st, hands, rv, mask)
+    return reward
