@@ -90,9 +90,12 @@ S_STACK_LEN = 13
 S_FORCE_SHUFFLE = 14
 S_ROUNDS = 15
 S_SHUFFLES = 16
-S_RNG = 17  # 4 slots
-S_COUNTS = 21  # remaining cards per code: S_COUNTS + code, code 1..13 (14 slots)
-S_STACK = 35  # MAX_STACK slots
+S_FIXED_END = 17  # shoe[pos:S_FIXED_END] is already in deal order (a paired replay): no swaps
+S_DRAWN = 18  # cards drawn from the shoe this round
+S_MID_SHUFFLE = 19  # the shoe ran out during this round and the discards were reshuffled
+S_RNG = 20  # 4 slots
+S_COUNTS = 24  # remaining cards per code: S_COUNTS + code, code 1..13 (14 slots)
+S_STACK = 38  # MAX_STACK slots
 S_DEALER = S_STACK + MAX_STACK  # MAX_CARDS slots
 ST_SIZE = S_DEALER + MAX_CARDS
 
@@ -138,12 +141,12 @@ def _rotl32(x, k):
 
 
 @njit(cache=True)
-def next_u32(st):
-    """Next 32-bit output of the xoshiro128** generator held in st[S_RNG:S_RNG+4]."""
-    s0 = st[S_RNG]
-    s1 = st[S_RNG + 1]
-    s2 = st[S_RNG + 2]
-    s3 = st[S_RNG + 3]
+def next_u32(words, base):
+    """Next 32-bit output of the xoshiro128** generator held in words[base:base+4]."""
+    s0 = words[base]
+    s1 = words[base + 1]
+    s2 = words[base + 2]
+    s3 = words[base + 3]
     result = (_rotl32((s1 * 5) & M32, 7) * 9) & M32
     t = (s1 << 9) & M32
     s2 ^= s0
@@ -152,29 +155,36 @@ def next_u32(st):
     s0 ^= s3
     s2 ^= t
     s3 = _rotl32(s3, 11)
-    st[S_RNG] = s0
-    st[S_RNG + 1] = s1
-    st[S_RNG + 2] = s2
-    st[S_RNG + 3] = s3
+    words[base] = s0
+    words[base + 1] = s1
+    words[base + 2] = s2
+    words[base + 3] = s3
     return result
 
 
 @njit(cache=True)
-def uniform_int(st, n):
-    """Unbiased integer in [0, n) (Lemire's multiply-and-reject), n < 2**31."""
-    threshold = ((1 << 32) - n) % n
-    while True:
-        m = next_u32(st) * n
-        if (m & M32) >= threshold:
-            return m >> 32
+def uniform_int(words, base, n):
+    """Unbiased integer in [0, n) from the generator at words[base:] (Lemire's method), n < 2**31."""
+    m = next_u32(words, base) * n
+    if (m & M32) < n:  # rarely: reject the few outputs that would bias the result
+        threshold = ((1 << 32) - n) % n
+        while (m & M32) < threshold:
+            m = next_u32(words, base) * n
+    return m >> 32
+
+
+def seed_words(seed_sequence: np.random.SeedSequence, n_generators: int = 1) -> np.ndarray:
+    """Generator words (4 per generator, never all zero) drawn from a SeedSequence."""
+    words = seed_sequence.generate_state(4 * n_generators, np.uint32).astype(np.int64)
+    for g in range(n_generators):
+        if not words[4 * g : 4 * g + 4].any():
+            words[4 * g] = 1
+    return words
 
 
 def seed_state(st: np.ndarray, seed_sequence: np.random.SeedSequence) -> None:
-    """Seed the generator words in st from a SeedSequence (never all zero)."""
-    words = seed_sequence.generate_state(4, np.uint32).astype(np.int64)
-    if not words.any():
-        words[0] = 1
-    st[S_RNG : S_RNG + 4] = words
+    """Seed the card generator in st from a SeedSequence."""
+    st[S_RNG : S_RNG + 4] = seed_words(seed_sequence)
 
 
 # ============================================================================= cards and hands
@@ -234,6 +244,7 @@ def _reshuffle_discards(st, hands, shoe, rv):
             k += 1
     assert k == n
     st[S_SHUFFLES] += 1
+    st[S_MID_SHUFFLE] = 1
 
 
 @njit(cache=True)
@@ -246,17 +257,21 @@ def draw(st, hands, shoe, rv):
     if rv[R_DECKS] == 0:  # infinite deck
         if stacked:
             return stacked
-        return 1 + uniform_int(st, 13)
+        return 1 + uniform_int(st, S_RNG, 13)
     n = st[S_SHOE_LEN]
     if st[S_SHOE_POS] >= n:
         _reshuffle_discards(st, hands, shoe, rv)
+        st[S_FIXED_END] = 0
     pos = st[S_SHOE_POS]
-    if stacked:
+    st[S_DRAWN] += 1
+    if pos < st[S_FIXED_END]:
+        j = pos
+    elif stacked:
         j = pos
         while shoe[j] != stacked:
             j += 1  # the env checked that the stacked card is in the shoe
     else:
-        j = pos + uniform_int(st, n - pos)
+        j = pos + uniform_int(st, S_RNG, n - pos)
     code = shoe[j]
     shoe[j] = shoe[pos]
     shoe[pos] = code
@@ -394,7 +409,10 @@ def start_round(st, hands, shoe, rv, res):
             reset_shoe(st, shoe, rv)
     st[S_FORCE_SHUFFLE] = 0
     st[S_ROUNDS] += 1
-    hands[:, :] = 0
+    st[S_DRAWN] = 0
+    st[S_MID_SHUFFLE] = 0
+    for h in range(max(st[S_NUM_HANDS], 1)):
+        hands[h, :] = 0
     res[:] = 0.0
     st[S_NUM_HANDS] = 1
     st[S_CUR] = 0

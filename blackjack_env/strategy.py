@@ -214,3 +214,37 @@ def table_action(actions, insurance, obs, mask):
         if mask[action]:
             return action
     return E.STAND
+
+
+@njit(cache=True)
+def table_decision(actions, insurance, st, hands, rv):
+    """The same choice as ``table_action`` read straight from the engine state (the simulator's
+    hot path: it checks only the legality of the actions it considers)."""
+    phase = st[E.S_PHASE]
+    if phase == E.P_INSURANCE:
+        return E.INSURANCE if insurance[st[E.S_NATURAL]] else E.NO_INSURANCE
+    if phase != E.P_PLAY:
+        return E.STAND
+    h = st[E.S_CUR]
+    hard = hands[h, E.H_HARD]
+    aces = hands[h, E.H_ACES]
+    split_legal = E.can_split(st, hands, h, rv)
+    pair = E.card_value(hands[h, E.H_CARDS]) if split_legal else 0
+    row = hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), pair, split_legal)
+    col = E.up_value(st) - 1
+    for k in range(N_PLAY):
+        action = actions[row, col, k]
+        if action == E.STAND:
+            return action
+        if action == E.SPLIT:
+            if split_legal:
+                return action
+        elif action == E.HIT:
+            if not E.split_ace_locked(hands, h, rv):
+                return action
+        elif action == E.DOUBLE:
+            if E.can_double(hands, h, rv):
+                return action
+        elif E.can_surrender(st, hands, h, rv):
+            return action
+    return E.STAND
