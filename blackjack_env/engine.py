@@ -182,9 +182,17 @@ def seed_words(seed_sequence: np.random.SeedSequence, n_generators: int = 1) -> 
     return words
 
 
-def seed_state(st: np.ndarray, seed_sequence: np.random.SeedSequence) -> None:
-    """Seed the card generator in st from a SeedSequence."""
+def new_shoe(decks: int) -> np.ndarray:
+    """A shoe in its fixed starting order (every seeded shoe starts from this order)."""
+    return np.arange(52 * decks, dtype=np.int64) % 13 + 1
+
+
+def seed_table(st: np.ndarray, shoe: np.ndarray, seed_sequence: np.random.SeedSequence) -> None:
+    """Seed a table's card generator and gather a fresh shoe, so a seed fixes every card dealt."""
     st[S_RNG : S_RNG + 4] = seed_words(seed_sequence)
+    shoe[:] = new_shoe(len(shoe) // 52)
+    st[S_SHOE_LEN] = len(shoe)
+    st[S_SHOE_POS] = len(shoe)  # empty: the next round starts a new shoe
 
 
 # ============================================================================= cards and hands

@@ -68,6 +68,28 @@ _INSURANCE_NAMES = {
 }
 
 
+class LegalActions(spaces.Discrete):
+    """``Discrete(7)`` whose plain ``sample()`` draws among the actions legal right now.
+
+    Generic tools (Gymnasium's and SB3's env checkers, random rollouts) call ``sample()`` with no
+    mask; drawing from the live mask keeps them from stepping illegal actions. After a round ends
+    it returns STAND, which opens every round that has no insurance question. An explicit
+    ``mask`` or ``probability`` argument behaves exactly as in ``Discrete``.
+    """
+
+    def __init__(self, live_mask: np.ndarray, seed: int | None = None) -> None:
+        super().__init__(E.N_ACTIONS, seed=seed)
+        self._live_mask = live_mask
+
+    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
+        if mask is not None or probability is not None:
+            return super().sample(mask=mask, probability=probability)
+        legal = np.flatnonzero(self._live_mask)
+        if len(legal) == 0:
+            return np.int64(E.STAND)
+        return np.int64(legal[self.np_random.integers(len(legal))])
+
+
 def observation_nvec(rules: Rules, count_obs: str = "none") -> np.ndarray:
     """The MultiDiscrete sizes of the observation for these rules and counting option."""
     nvec = [4, 22, 2, 11, 2, 2, 2, 11, MAX_HANDS + 1, MAX_HANDS, 2, 2]
@@ -180,18 +202,15 @@ class BlackjackEnv(gym.Env):
         self.count_obs = count_obs
         self.render_mode = render_mode
         self._count_mode = COUNT_MODES[count_obs]
-        self.action_space = spaces.Discrete(E.N_ACTIONS)
+        self._mask = np.zeros(E.N_ACTIONS, np.bool_)
+        self.action_space = LegalActions(self._mask)
         self.observation_space = spaces.MultiDiscrete(observation_nvec(self.rules, count_obs))
         self._rv = self.rules.to_array()
-        n_cards = 52 * self.rules.decks
         self._st = np.zeros(E.ST_SIZE, np.int64)
         self._hands = np.zeros((MAX_HANDS, E.HAND_FIELDS), np.int64)
-        self._shoe = np.array([code for _ in range(4 * self.rules.decks) for code in range(1, 14)], np.int64)
-        self._st[E.S_SHOE_LEN] = n_cards
-        self._st[E.S_SHOE_POS] = n_cards  # empty until the first reset shuffles it
+        self._shoe = E.new_shoe(self.rules.decks)
         self._res = np.zeros(E.RES_SIZE, np.float64)
         self._obs = np.zeros(len(self.observation_space.nvec), np.int64)
-        self._mask = np.zeros(E.N_ACTIONS, np.bool_)
         self._seeded = False
         self._last_reward = 0.0
 
@@ -200,8 +219,7 @@ class BlackjackEnv(gym.Env):
         super().reset(seed=seed)
         if seed is not None or not self._seeded:
             # a new seed starts a new shoe and a new card stream
-            E.seed_state(self._st, np.random.SeedSequence(self.np_random.integers(0, 2**63)))
-            self._st[E.S_SHOE_POS] = self._st[E.S_SHOE_LEN]
+            E.seed_table(self._st, self._shoe, np.random.SeedSequence(self.np_random.integers(0, 2**63)))
             self._seeded = True
         self._stack_cards(options)
         E.env_reset(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._count_mode)

@@ -125,7 +125,7 @@ def simulate_chunk(rv, kind_a, actions_a, insurance_a, kind_b, actions_b, insura
     hands = np.zeros((MAX_HANDS, E.HAND_FIELDS), np.int64)
     shoe = np.empty(n_cards, np.int64)
     for i in range(n_cards):
-        shoe[i] = 1 + i % 13
+        shoe[i] = 1 + i % 13  # new_shoe's order
     res = np.zeros(E.RES_SIZE, np.float64)
     mask = np.zeros(E.N_ACTIONS, np.bool_)
     st[E.S_SHOE_LEN] = n_cards

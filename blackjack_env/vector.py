@@ -88,12 +88,10 @@ class BlackjackVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         n = self.num_envs
-        n_cards = 52 * self.rules.decks
         self._rv = self.rules.to_array()
         self._st = np.zeros((n, E.ST_SIZE), np.int64)
-        self._st[:, E.S_SHOE_LEN] = n_cards
         self._hands = np.zeros((n, MAX_HANDS, E.HAND_FIELDS), np.int64)
-        self._shoe = np.tile(np.arange(n_cards, dtype=np.int64) % 13 + 1, (n, 1))
+        self._shoe = np.tile(E.new_shoe(self.rules.decks), (n, 1))
         self._res = np.zeros((n, E.RES_SIZE), np.float64)
         self._obs = np.zeros((n, len(self.single_observation_space.nvec)), np.int64)
         self._mask = np.zeros((n, E.N_ACTIONS), np.bool_)
@@ -165,5 +163,4 @@ class BlackjackVectorEnv(VectorEnv):
     def _seed_table(self, i: int, seed: int | None) -> None:
         """Seed table i exactly as BlackjackEnv.reset(seed=seed) seeds its engine."""
         rng, _ = seeding.np_random(seed)
-        E.seed_state(self._st[i], np.random.SeedSequence(rng.integers(0, 2**63)))
-        self._st[i, E.S_SHOE_POS] = self._st[i, E.S_SHOE_LEN]
+        E.seed_table(self._st[i], self._shoe[i], np.random.SeedSequence(rng.integers(0, 2**63)))
