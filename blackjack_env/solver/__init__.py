@@ -1,0 +1,36 @@
+"""Exact analysis: optimal total-dependent basic strategy and house edge for any rule set.
+
+    from blackjack_env.solver import solve
+    sol = solve(rules)                 # cached on disk, keyed by the rules
+    sol.ev, sol.table, sol.action_ev   # EV per round, StrategyTable, EVs per cell and action
+    sol.evaluate(table)                # exact EV of any table and its deviations' costs
+
+Pure math (no simulation); the model and its one approximation (splits) are described in
+:mod:`blackjack_env.solver._analysis`.
+"""
+
+from .solution import (
+    ACTION_NAMES,
+    OUTCOMES,
+    Deviation,
+    Evaluation,
+    Solution,
+    cache_dir,
+    dealer_probabilities,
+    evaluate,
+    rules_key,
+    solve,
+)
+
+__all__ = [
+    "ACTION_NAMES",
+    "OUTCOMES",
+    "Deviation",
+    "Evaluation",
+    "Solution",
+    "cache_dir",
+    "dealer_probabilities",
+    "evaluate",
+    "rules_key",
+    "solve",
+]

@@ -1,0 +1,426 @@
+"""Compiled kernels of the exact analysis: dealer outcomes and the backward / forward passes.
+
+Conventions shared by every kernel:
+
+* card values are indexed 0..9 (0 = ace, 9 = any ten-value card);
+* ``shoe`` holds the full shoe's count per value (finite) or each value's probability (infinite);
+  ``removed`` counts the cards known to be out of it (up card, other hands' cards, this hand);
+* every value ``J`` is a *joint* expectation ``E[result * 1(round not ended by a dealer
+  blackjack found at the peek)]``, with the dealer's hole card treated as drawn from what is left
+  after the player's cards. Exchangeability makes that exact, and it lets one formula serve peek
+  and no-hole-card games: the blackjack mass is settled once per deal by the caller.
+
+Outcome index of dealer distributions: 0..4 = totals 17..21, 5 = bust, 6 = blackjack.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import engine as E
+
+N_OUT = 7
+O_BUST = 5
+O_BJ = 6
+KEY_BASE = 40  # removed-count digit base of dealer-cache keys (a hand holds < 40 of one value)
+
+STAND, HIT, DOUBLE, SPLIT, SURRENDER = E.STAND, E.HIT, E.DOUBLE, E.SPLIT, E.SURRENDER
+NEG = -1e300
+
+
+@njit(cache=True)
+def dealer_fill(rem, n_rem, up, h17, infinite, probs, out):
+    """Dealer final-total distribution (before the peek) from the up card and what is left.
+
+    ``rem`` (counts, restored on return) is what the hole card and hits are drawn from."""
+    out[:] = 0.0
+    hard = np.empty(32, np.int64)
+    ace = np.empty(32, np.bool_)
+    prob = np.empty(32, np.float64)
+    nxt = np.empty(32, np.int64)
+    hard[0] = up
+    ace[0] = up == 1
+    prob[0] = 1.0
+    nxt[0] = 0
+    d = 0
+    while d >= 0:
+        r = nxt[d]
+        if r == 10:
+            d -= 1
+            if d >= 0 and not infinite:
+                rem[nxt[d] - 1] += 1.0
+                n_rem += 1.0
+            continue
+        nxt[d] = r + 1
+        if infinite:
+            pr = probs[r]
+        else:
+            if rem[r] <= 0.0:
+                continue
+            pr = rem[r] / n_rem
+        p = prob[d] * pr
+        h = hard[d] + r + 1
+        a = ace[d] or r == 0
+        total = h + 10 if a and h + 10 <= 21 else h
+        if total > 21:
+            out[O_BUST] += p
+            continue
+        if total >= 17 and not (h17 and total == 17 and a and h + 10 == 17):
+            if d == 0 and total == 21:
+                out[O_BJ] += p
+            else:
+                out[total - 17] += p
+            continue
+        if not infinite:
+            rem[r] -= 1.0
+            n_rem -= 1.0
+        d += 1
+        hard[d] = h
+        ace[d] = a
+        prob[d] = p
+        nxt[d] = 0
+
+
+@njit(cache=True)
+def _cache_key(up, removed):
+    key = 0
+    for v in range(10):
+        key = key * KEY_BASE + removed[v]
+    return key * 11 + up
+
+
+@njit(cache=True)
+def dealer_cached(up, removed, shoe, infinite, h17, cache, rem, out):
+    """dealer_fill for shoe minus removed, memoised per (up, removed) in a typed dict."""
+    key = up if infinite else _cache_key(up, removed)
+    if key in cache:
+        out[:] = cache[key]
+        return
+    n_rem = 0.0
+    for v in range(10):
+        rem[v] = shoe[v] - removed[v] if not infinite else 0.0
+        n_rem += rem[v]
+    dealer_fill(rem, n_rem, up, h17, infinite, shoe, out)
+    cache[key] = out.copy()
+
+
+@njit(cache=True)
+def draw_probs(shoe, removed, infinite, out):
+    """Probability of drawing each value next; returns False when removed exceeds the shoe."""
+    if infinite:
+        out[:] = shoe
+        return True
+    n = 0.0
+    for v in range(10):
+        left = shoe[v] - removed[v]
+        if left < 0:
+            return False
+        out[v] = left
+        n += left
+    if n <= 0:
+        return False
+    for v in range(10):
+        out[v] /= n
+    return True
+
+
+@njit(cache=True)
+def bj_prob(up, probs):
+    """Chance the hole card completes a dealer blackjack, given next-card probabilities."""
+    if up == 1:
+        return probs[9]
+    if up == 10:
+        return probs[0]
+    return 0.0
+
+
+@njit(cache=True)
+def double_ok(rv, total):
+    rule = int(rv[E.R_DOUBLE_ON])
+    if rule == E.DOUBLE_ANY:
+        return True
+    low = 9 if rule == E.DOUBLE_9_11 else 10
+    return low <= total <= 11
+
+
+@njit(cache=True)
+def surrender_ok(rv, up):
+    if int(rv[E.R_SURRENDER]) == E.SURR_NONE:
+        return False
+    return rv[E.R_SURR_VS_ACE_TEN] != 0 or (up != 1 and up != 10)
+
+
+@njit(cache=True)
+def bj_coef(rv):
+    """Bets a hand loses to a dealer blackjack found after play, per unit it has out (0 or 1).
+
+    Only no-hole-card games without OBO charge each hand; with a peek, or OBO, the blackjack's
+    one-unit loss is settled per deal by the caller (it does not depend on the play)."""
+    return 1.0 if rv[E.R_PEEK] == 0 and rv[E.R_OBO] == 0 else 0.0
+
+
+@njit(cache=True)
+def deal_bj_base(rv, pbj):
+    """Blackjack term the caller adds per non-natural deal for every action but surrender."""
+    return -pbj if bj_coef(rv) == 0.0 else 0.0
+
+
+@njit(cache=True)
+def surrender_value(rv, pbj):
+    """Joint value of surrendering a two-card hand (the blackjack base term subtracted)."""
+    absolute = -0.5 if int(rv[E.R_SURRENDER]) == E.SURR_EARLY else -0.5 * (1.0 - pbj) - pbj
+    return absolute - deal_bj_base(rv, pbj)
+
+
+@njit(cache=True)
+def first_of(order, a, b):
+    """Whichever of actions a, b comes first in a preference order."""
+    for k in range(5):
+        if order[k] == a or order[k] == b:
+            return order[k]
+    return a
+
+
+@njit(cache=True)
+def first_legal(order, legal):
+    for k in range(5):
+        if legal[order[k]]:
+            return order[k]
+    return STAND
+
+
+@njit(cache=True)
+def choose_order(a2, w2, am, wm, legal2, force_stand, out):
+    """The best preference order for one cell (total-dependent optimum, see solver docs).
+
+    a2: weighted sums over two-card first decisions per action; am: over multi-card hands
+    (stand, hit). The first action serves two-card hands, the better of stand/hit the rest."""
+    best = NEG
+    first = STAND
+    if force_stand:
+        first = STAND
+    else:
+        for a in range(5):
+            if not legal2[a]:
+                continue
+            obj = a2[a] + am[a] if a in (STAND, HIT) else a2[a] + max(am[STAND], am[HIT])
+            if obj > best + 1e-15:
+                best = obj
+                first = a
+    ev = np.empty(5, np.float64)
+    for a in range(5):
+        ev[a] = a2[a] / w2 if (legal2[a] and w2 > 0) else NEG
+    used = np.zeros(5, np.bool_)
+    out[0] = first
+    used[first] = True
+    k = 1
+    if first != STAND and first != HIT:
+        sh = (STAND if am[STAND] >= am[HIT] else HIT) if wm > 0 else STAND if ev[STAND] >= ev[HIT] else HIT
+        out[k] = sh
+        used[sh] = True
+        k += 1
+    while k < 5:
+        pick = -1
+        for a in range(5):
+            if not used[a] and (pick < 0 or ev[a] > ev[pick]):
+                pick = a
+        out[k] = pick
+        used[pick] = True
+        k += 1
+
+
+@njit(cache=True)
+def backward(
+    up,
+    base_removed,
+    need,
+    shoe,
+    infinite,
+    rv,
+    counts,
+    total,
+    soft,
+    child,
+    proc,
+    cell_start,
+    cell_row,
+    natural_id,
+    actions,
+    optimize,
+    w2,
+    wm,
+    cache,
+    js,
+    jh,
+    jd,
+    jr,
+    val,
+    pbj,
+    cell_a2,
+    cell_w2,
+    cell_w2n,
+    cell_am,
+    cell_wm,
+    cell_wmn,
+):
+    """Values of every hand against one up card, rows decided (optimize) or read from actions.
+
+    base_removed: cards out of the shoe besides the hand itself (the up card, split cards).
+    need: only hands holding this value index are evaluated (split hands), -1 for all.
+    w2 / wm: weights of each hand as a two-card first decision / as a multi-card hand.
+    Writes per hand: js, jh, jd (per unit bet, joint values), jr, val (multi-card policy value),
+    pbj (chance of a dealer blackjack from what is left); per row: weighted sums for decisions.
+    """
+    h17 = rv[E.R_H17] != 0
+    c = bj_coef(rv)
+    removed = np.empty(10, np.int64)
+    probs = np.empty(10, np.float64)
+    rem = np.empty(10, np.float64)
+    dist = np.empty(N_OUT, np.float64)
+    legal2 = np.zeros(5, np.bool_)
+    surr = surrender_ok(rv, up)
+    col = up - 1
+    order = np.empty(5, np.int64)
+    n_cells = len(cell_row)
+    for ci in range(n_cells):
+        row = cell_row[ci]
+        a2 = np.zeros(5, np.float64)
+        am = np.zeros(2, np.float64)
+        w2s = 0.0
+        w2n = 0.0
+        wms = 0.0
+        wmn = 0.0
+        for k in range(cell_start[ci], cell_start[ci + 1]):
+            h = proc[k]
+            if need >= 0 and counts[h, need] == 0:
+                continue
+            n_cards = 0
+            for v in range(10):
+                removed[v] = base_removed[v] + counts[h, v]
+                n_cards += counts[h, v]
+            if not draw_probs(shoe, removed, infinite, probs):
+                js[h] = 0.0
+                jh[h] = 0.0
+                jd[h] = 0.0
+                jr[h] = 0.0
+                val[h] = 0.0
+                pbj[h] = 0.0
+                continue
+            pb = bj_prob(up, probs)
+            pbj[h] = pb
+            t = total[h]
+            dealer_cached(up, removed, shoe, infinite, h17, cache, rem, dist)
+            s = dist[O_BUST] - c * dist[O_BJ]
+            for o in range(5):
+                d_total = 17 + o
+                if t > d_total:
+                    s += dist[o]
+                elif t < d_total:
+                    s -= dist[o]
+            js[h] = s
+            hit = 0.0
+            dbl = 0.0
+            for v in range(10):
+                p = probs[v]
+                if p == 0.0:
+                    continue
+                nxt = child[h, v]
+                if nxt < 0:
+                    # bust: the hole card is drawn from what is left after this card too
+                    if infinite:
+                        pb2 = pb
+                    else:
+                        n_left = 0.0
+                        for w in range(10):
+                            n_left += shoe[w] - removed[w]
+                        hits = 0.0
+                        if up == 1:
+                            hits = shoe[9] - removed[9] - (1.0 if v == 9 else 0.0)
+                        elif up == 10:
+                            hits = shoe[0] - removed[0] - (1.0 if v == 0 else 0.0)
+                        pb2 = hits / (n_left - 1.0) if n_left > 1.0 else 0.0
+                    bust = -(1.0 - (1.0 - c) * pb2)
+                    hit += p * bust
+                    dbl += p * 2.0 * bust
+                else:
+                    hit += p * val[nxt]
+                    dbl += p * 2.0 * js[nxt]
+            jh[h] = hit
+            jd[h] = dbl
+            jr[h] = surrender_value(rv, pb) if (n_cards == 2 and surr) else NEG
+            norm = 1.0 - pb if c == 0.0 else 1.0
+            if n_cards == 2:
+                if h == natural_id:
+                    continue
+                w = w2[h]
+                w2s += w
+                w2n += w * norm
+                a2[STAND] += w * js[h]
+                a2[HIT] += w * hit
+                a2[DOUBLE] += w * dbl
+                if surr:
+                    a2[SURRENDER] += w * jr[h]
+            else:
+                w = wm[h]
+                wms += w
+                wmn += w * norm
+                am[STAND] += w * js[h]
+                am[HIT] += w * hit
+        legal2[:] = False
+        legal2[STAND] = True
+        legal2[HIT] = True
+        t_row = total[proc[cell_start[ci]]]
+        legal2[DOUBLE] = double_ok(rv, t_row)
+        legal2[SURRENDER] = surr
+        if optimize:
+            choose_order(a2, w2s, am, wms, legal2, t_row >= 21, order)
+            actions[row, col, :] = order
+        for a in range(5):
+            cell_a2[row, a] = a2[a]
+        cell_w2[row] = w2s
+        cell_w2n[row] = w2n
+        cell_am[row, 0] = am[0]
+        cell_am[row, 1] = am[1]
+        cell_wm[row] = wms
+        cell_wmn[row] = wmn
+        multi = first_of(actions[row, col], STAND, HIT)
+        for k in range(cell_start[ci], cell_start[ci + 1]):
+            h = proc[k]
+            if need >= 0 and counts[h, need] == 0:
+                continue
+            if total[h] >= 21 or multi == STAND:
+                val[h] = js[h]
+            else:
+                val[h] = jh[h]
+
+
+@njit(cache=True)
+def forward(
+    up, base_removed, shoe, infinite, rv, counts, n_cards, total, child, by_cards, first2, wdeal, always_hit, wm
+):
+    """Chance of reaching each multi-card hand (any order of its cards) when playing on.
+
+    first2[h]: the action a two-card hand takes first (HIT sends weight on); wdeal[h]: its deal
+    chance. Multi-card hands follow the stand/hit order of their row (always_hit: hit to 21)."""
+    removed = np.empty(10, np.int64)
+    probs = np.empty(10, np.float64)
+    wm[:] = 0.0
+    for k in range(len(by_cards)):
+        h = by_cards[k]
+        if n_cards[h] == 2:
+            weight = wdeal[h]
+            go = first2[h] == HIT or always_hit
+        else:
+            weight = wm[h]
+            go = always_hit or first2[h] == HIT
+        if weight == 0.0 or not go or total[h] >= 21:
+            continue
+        for v in range(10):
+            removed[v] = base_removed[v] + counts[h, v]
+        if not draw_probs(shoe, removed, infinite, probs):
+            continue
+        for v in range(10):
+            nxt = child[h, v]
+            if nxt >= 0 and probs[v] > 0.0:
+                wm[nxt] += weight * probs[v]

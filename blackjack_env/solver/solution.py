@@ -1,0 +1,293 @@
+"""Public results of the exact analysis: the optimal table, its EVs, policy evaluation, disk cache."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import engine as E
+from ..rules import Rules
+from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
+from . import _kernels as K
+from ._analysis import Analysis, analyse, shoe_vector
+
+#: Bump when the analysis changes, so cached results from older code are not reused.
+SOLVER_VERSION = 1
+ACTION_NAMES = ("stand", "hit", "double", "split", "surrender")
+_ARRAYS = ("actions", "insurance", "action_ev", "freq", "obj", "obj_multi", "legal2")
+
+
+def cache_dir() -> Path:
+    """Where solutions are kept: $BLACKJACK_ENV_CACHE, else ~/.cache/blackjack-env/solver."""
+    env = os.environ.get("BLACKJACK_ENV_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "blackjack-env" / "solver"
+
+
+def rules_key(rules: Rules) -> str:
+    """Cache key: every field that changes a fresh-shoe analysis (penetration does not)."""
+    fields = rules.to_dict()
+    fields.pop("penetration", None)
+    text = json.dumps({"solver": SOLVER_VERSION, "rules": fields}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One cell where a table plays differently from basic strategy.
+
+    cost: EV lost each time the situation arises (units of the initial bet); frequency: chance
+    per round that it arises. cost * frequency is what the deviation costs per round."""
+
+    section: str
+    key: str
+    up: str
+    basic: str
+    played: str
+    cost: float
+    frequency: float
+
+    @property
+    def cost_per_round(self) -> float:
+        return self.cost * self.frequency
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Exact EV of a given table under the rules, and its deviations from basic strategy."""
+
+    ev: float
+    basic_ev: float
+    deviations: list[Deviation]
+
+    @property
+    def loss(self) -> float:
+        """EV given up per round against basic strategy."""
+        return self.basic_ev - self.ev
+
+
+@dataclass
+class Solution:
+    """Basic strategy for one rule set and the exact numbers behind it.
+
+    Attributes:
+        rules: the game.
+        ev: EV per round (per initial bet) of playing ``table`` off the top of a fresh shoe.
+        table: the total-dependent optimal strategy; each cell lists the actions by EV.
+        action_ev: float[38, 10, 5] EV of each play action per (row, up card value - 1), for the
+            cell's first decision (dealer known not to hold a blackjack where the dealer peeks;
+            NaN where the action is not legal there). Early surrender vs an ace or ten is put in
+            the same after-peek frame: (-0.5 + P(bj)) / P(no bj).
+        freq: float[38, 10] chance per round that a decision is made in the cell.
+    """
+
+    rules: Rules
+    ev: float
+    table: StrategyTable
+    action_ev: np.ndarray
+    freq: np.ndarray
+    obj: np.ndarray
+    obj_multi: np.ndarray
+    legal2: np.ndarray
+
+    # ------------------------------------------------------------------ views
+    def cell_ev(self, section: str, key: str, up: str | int) -> dict[str, float]:
+        """EV of each legal action in one chart cell, e.g. cell_ev("hard", "16", "10")."""
+        from ..strategy import row_of_label, up_of_label
+
+        row = row_of_label(section, key)
+        col = (up_of_label(up) if isinstance(up, str) else int(up)) - 1
+        return {
+            ACTION_NAMES[a]: float(self.action_ev[row, col, a])
+            for a in range(5)
+            if not np.isnan(self.action_ev[row, col, a])
+        }
+
+    def action_ev_chart(self) -> dict[str, dict[str, dict[str, dict[str, float]]]]:
+        """{"hard": {"16": {"10": {"stand": -0.54, "hit": ..., ...}}}, "soft": ..., "pairs": ...}."""
+        chart: dict[str, dict[str, dict[str, dict[str, float]]]] = {"hard": {}, "soft": {}, "pairs": {}}
+        for row in range(N_ROWS):
+            section, key = row_label(row)
+            chart[section][key] = {up_label(up): self.cell_ev(section, key, up) for up in CHART_UPS}
+        return chart
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The CLI's JSON object: rules, ev, chart, action_ev, insurance."""
+        return {
+            "rules": self.rules.to_dict(),
+            "description": self.rules.describe(),
+            "ev": self.ev,
+            "chart": self.table.to_chart(),
+            "insurance": {
+                "insure": bool(self.table.insurance[0]),
+                "even_money": bool(self.table.insurance[1]),
+            },
+            "action_ev": self.action_ev_chart(),
+        }
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, table: StrategyTable) -> Evaluation:
+        """Exact EV of playing ``table`` under these rules and the cost of each deviation."""
+        result = analyse(self.rules, table)
+        return Evaluation(ev=result.ev, basic_ev=self.ev, deviations=self.deviations(table))
+
+    def deviations(self, table: StrategyTable) -> list[Deviation]:
+        """Cells where ``table`` plays otherwise than basic strategy, with exact single costs.
+
+        Each cost changes only that cell, every other decision staying basic strategy, using
+        the analysis' own weights (split hands' use of the cell is not counted)."""
+        out = []
+        for row in range(N_ROWS):
+            for col in range(N_UP):
+                freq = float(self.freq[row, col])
+                mine = self._behaviour(table.actions[row, col], row, col)
+                basic = self._behaviour(self.table.actions[row, col], row, col)
+                if mine == basic or freq <= 0:
+                    continue
+                loss = self._objective(basic, row, col) - self._objective(mine, row, col)
+                p_up = float(shoe_vector(self.rules)[0][col] / shoe_vector(self.rules)[0].sum())
+                section, key = row_label(row)
+                out.append(
+                    Deviation(
+                        section=section,
+                        key=key,
+                        up=up_label(col + 1),
+                        basic=self.table.cell_code(row, col + 1),
+                        played=table.cell_code(row, col + 1),
+                        cost=float(p_up * loss / freq),
+                        frequency=freq,
+                    )
+                )
+        return out
+
+    def _behaviour(self, order: np.ndarray, row: int, col: int) -> tuple[int, int]:
+        first = int(K.first_legal(order, self.legal2[row, col]))
+        multi = int(K.first_of(order, E.STAND, E.HIT)) if row < PAIR_BASE else -1
+        return first, multi
+
+    def _objective(self, behaviour: tuple[int, int], row: int, col: int) -> float:
+        first, multi = behaviour
+        value = float(self.obj[row, col, first])
+        if multi >= 0:
+            value += float(self.obj_multi[row, col, multi])
+        return value
+
+    # ------------------------------------------------------------------ storage
+    def save(self, path: str | Path) -> None:
+        """Write atomically (temp file + rename), so concurrent readers never see half a file."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {
+            "actions": self.table.actions,
+            "insurance": self.table.insurance,
+            "action_ev": self.action_ev,
+            "freq": self.freq,
+            "obj": self.obj,
+            "obj_multi": self.obj_multi,
+            "legal2": self.legal2,
+        }
+        meta = json.dumps({"ev": self.ev, "rules": self.rules.to_dict(), "version": SOLVER_VERSION})
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, meta=np.array(meta), **arrays)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: str | Path) -> Solution:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            arrays = {name: data[name] for name in _ARRAYS}
+        rules = Rules.from_dict(meta["rules"])
+        return cls._from_arrays(rules, float(meta["ev"]), arrays)
+
+    @classmethod
+    def _from_arrays(cls, rules: Rules, ev: float, a: Mapping[str, np.ndarray]) -> Solution:
+        table = StrategyTable(a["actions"], a["insurance"], name=f"basic strategy ({rules.describe()})")
+        return cls(
+            rules=rules,
+            ev=ev,
+            table=table,
+            action_ev=np.asarray(a["action_ev"], np.float64),
+            freq=np.asarray(a["freq"], np.float64),
+            obj=np.asarray(a["obj"], np.float64),
+            obj_multi=np.asarray(a["obj_multi"], np.float64),
+            legal2=np.asarray(a["legal2"], np.bool_),
+        )
+
+    @classmethod
+    def from_analysis(cls, rules: Rules, result: Analysis) -> Solution:
+        return cls._from_arrays(rules, result.ev, dataclasses.asdict(result))
+
+
+def solve(rules: Rules | str | Mapping[str, Any] | None = None, *, cache: bool = True) -> Solution:
+    """Basic strategy and its exact EV for a rule set (a Rules, preset name or dict of fields).
+
+    Results are kept on disk (see :func:`cache_dir`) keyed by the rules, so a second call in any
+    process is a file read; a damaged or foreign cache file is ignored and rewritten."""
+    rules = Rules.coerce(rules)
+    path = cache_dir() / f"{rules_key(rules)}.npz"
+    if cache and path.exists():
+        try:
+            solution = Solution.load(path)
+            return dataclasses.replace(solution, rules=rules)
+        except Exception:
+            pass
+    solution = Solution.from_analysis(rules, analyse(rules))
+    if cache:
+        with contextlib.suppress(OSError):
+            solution.save(path)
+    return solution
+
+
+def evaluate(rules: Rules | str | Mapping[str, Any] | None, table: StrategyTable) -> Evaluation:
+    """Exact EV of a table under the rules (shorthand for ``solve(rules).evaluate(table)``)."""
+    return solve(rules).evaluate(table)
+
+
+OUTCOMES = ("17", "18", "19", "20", "21", "bust", "blackjack")
+
+
+def dealer_probabilities(
+    rules: Rules | str | Mapping[str, Any] | None,
+    up: int,
+    removed: Iterable[int] = (),
+    *,
+    after_peek: bool = False,
+) -> dict[str, float]:
+    """Dealer final-total distribution for an up card (value 1..10, 1 = ace).
+
+    removed: values of other cards known to be out of the shoe (the player's cards).
+    after_peek: condition on the dealer not holding a blackjack (as after a peek)."""
+    rules = Rules.coerce(rules)
+    if not 1 <= int(up) <= 10:
+        raise ValueError(f"up card value must be 1 (ace) .. 10, got {up!r}")
+    shoe, infinite = shoe_vector(rules)
+    rem = shoe.copy()
+    if not infinite:
+        rem[int(up) - 1] -= 1
+        for value in removed:
+            if not 1 <= int(value) <= 10:
+                raise ValueError(f"removed card values must be 1..10, got {value!r}")
+            rem[int(value) - 1] -= 1
+        if (rem < 0).any():
+            raise ValueError("more cards removed than the shoe holds")
+    out = np.zeros(K.N_OUT)
+    K.dealer_fill(rem, float(rem.sum()), int(up), rules.hit_soft_17, infinite, shoe, out)
+    if after_peek:
+        out[: K.O_BJ] /= 1.0 - out[K.O_BJ]
+        out[K.O_BJ] = 0.0
+    return {name: float(out[i]) for i, name in enumerate(OUTCOMES)}
