@@ -80,6 +80,25 @@ class Analysis:
     passes: int
 
 
+_DEALER_CACHES: dict[tuple[int, bool], Dict] = {}
+
+
+def dealer_cache(rules: Rules) -> Dict:
+    """The process-wide memo of dealer outcomes for a shoe size and soft-17 rule.
+
+    Dealer outcomes depend on nothing else, so rule variants analysed in one process share it
+    (compiled calls hold the GIL, so threads cannot mutate it at once)."""
+    key = (rules.decks, rules.hit_soft_17)
+    if key not in _DEALER_CACHES:
+        _DEALER_CACHES[key] = Dict.empty(key_type=types.int64, value_type=types.float64[:])
+    return _DEALER_CACHES[key]
+
+
+def clear_dealer_caches() -> None:
+    """Free the dealer-outcome memos (they grow to a few hundred thousand entries per shoe)."""
+    _DEALER_CACHES.clear()
+
+
 class Model:
     """One rule set's shoe, rules vector and memoised dealer outcomes."""
 
@@ -88,7 +107,7 @@ class Model:
         self.rv = rules.to_array()
         self.shoe, self.infinite = shoe_vector(rules)
         self.space: HandSpace = hand_space()
-        self.cache = Dict.empty(key_type=types.int64, value_type=types.float64[:])
+        self.cache = dealer_cache(rules)
         sp = self.space
         self.natural_id = sp.two_card[(1, 10)]
         self.two = np.flatnonzero(sp.n_cards == 2)
@@ -144,7 +163,7 @@ class Model:
         base_removed: np.ndarray,
         need: int,
         actions: np.ndarray,
-        optimize: bool,
+        mode: int,
         w2: np.ndarray,
         wm: np.ndarray,
     ) -> UpResult:
@@ -175,7 +194,7 @@ class Model:
             sp.cell_row,
             self.natural_id,
             actions,
-            optimize,
+            mode,
             w2,
             wm,
             self.cache,
@@ -243,8 +262,10 @@ class Model:
         return wm
 
     # ------------------------------------------------------------------ splits
-    def split_values(self, up: int, pair: int, actions: np.ndarray) -> float:
-        """Joint EV of splitting an initial pair of ``pair`` against ``up`` (all hands, per unit)."""
+    def split_values(self, up: int, pair: int, actions: np.ndarray, composition: bool = False) -> float:
+        """Joint EV of splitting an initial pair of ``pair`` against ``up`` (all hands, per unit).
+
+        composition: every split hand takes its own best action and always resplits."""
         rules = self.rules
         sp = self.space
         n_max = rules.split_to
@@ -271,14 +292,17 @@ class Model:
             legal = np.zeros(5, np.bool_)
             legal[E.STAND] = legal[E.HIT] = True
             legal[E.DOUBLE] = rules.double_after_split and bool(K.double_ok(self.rv, total))
-            action = K.first_legal(order, legal)
-            return float((res.js, res.jh, res.jd)[action][h])
+            options = (res.js[h], res.jh[h], res.jd[h])
+            if composition:
+                return float(max(options[a] for a in range(3) if legal[a]))
+            return float(options[K.first_legal(order, legal)])
 
         def values(k: int) -> tuple[np.ndarray, np.ndarray, bool]:
             k = min(k, k_max)
             if k not in vals:
                 removed = self.base(up, pair, k - 1)
-                res = self.backward(up, removed, pv, actions, False, zeros, zeros)
+                mode = K.MODE_COMPOSITION if composition else K.MODE_EVALUATE
+                res = self.backward(up, removed, pv, actions, mode, zeros, zeros)
                 v = np.zeros(10)
                 for r in range(10):
                     h = ids[r]
@@ -289,7 +313,7 @@ class Model:
                 legal[E.STAND] = legal[E.SPLIT] = True
                 legal[E.HIT] = not locked
                 legal[E.DOUBLE] = (not locked) and rules.double_after_split and bool(K.double_ok(self.rv, 2 * pair))
-                resplit = K.first_legal(pair_row, legal) == E.SPLIT
+                resplit = composition or K.first_legal(pair_row, legal) == E.SPLIT
                 q = self.next_probs(self.base(up, pair, k))
                 vals[k] = (v, np.array([declined]) if q is None else np.append(q, declined), resplit)
             return vals[k]
@@ -361,7 +385,8 @@ def analyse(rules: Rules, table: StrategyTable | None = None) -> Analysis:
         previous = actions.copy()
         for up in range(1, 11):
             wm = model.reach(up, weights_from, wdeal[up]) + floor[up]
-            results[up] = model.backward(up, model.base(up), -1, actions, optimize, w2t[up], wm)
+            mode = K.MODE_OPTIMIZE if optimize else K.MODE_EVALUATE
+            results[up] = model.backward(up, model.base(up), -1, actions, mode, w2t[up], wm)
         if not optimize or passes >= MAX_PASSES:
             break
         if np.array_equal(previous[:PAIR_BASE], actions[:PAIR_BASE]) and passes > 1:
@@ -485,5 +510,39 @@ def _round_ev(
             if up == 1 and rules.insurance and insurance[0]:
                 x += p - 0.5 * (1.0 - p)
             ev_up += w * x
+        total_ev += model.up_prob(up) * ev_up
+    return float(total_ev)
+
+
+def composition_ev(rules: Rules) -> float:
+    """EV per round when every hand, split hands included, takes its own best action.
+
+    This is the composition-dependent optimum off the top (no insurance) that analyses such as
+    the Wizard of Odds' Appendix 9 report; the basic-strategy EV can only be lower."""
+    model = Model(rules)
+    sp = model.space
+    actions = _initial_actions()
+    zeros = np.zeros(sp.size)
+    total_ev = 0.0
+    for up in range(1, 11):
+        res = model.backward(up, model.base(up), -1, actions, K.MODE_COMPOSITION, zeros, zeros)
+        wdeal = model.deal_weights(up)
+        ev_up = 0.0
+        for h in model.two:
+            w = wdeal[h]
+            if w == 0.0:
+                continue
+            p = res.pbj[h]
+            if h == model.natural_id:
+                ev_up += w * (1.0 - p) * rules.blackjack_pays
+                continue
+            legal = model.legal2(up, int(sp.total[h]), False)
+            joint = np.array([res.js[h], res.jh[h], res.jd[h], -np.inf, res.jr[h]])
+            best = max(joint[a] for a in range(5) if legal[a])
+            frac = model.split_frac[h]
+            if frac > 0:
+                split = model.split_values(up, int(model.pair_value[h]), actions, composition=True)
+                best = frac * max(best, split) + (1.0 - frac) * best
+            ev_up += w * (best + K.deal_bj_base(model.rv, p))
         total_ev += model.up_prob(up) * ev_up
     return float(total_ev)

@@ -26,6 +26,7 @@ O_BJ = 6
 KEY_BASE = 40  # removed-count digit base of dealer-cache keys (a hand holds < 40 of one value)
 
 STAND, HIT, DOUBLE, SPLIT, SURRENDER = E.STAND, E.HIT, E.DOUBLE, E.SPLIT, E.SURRENDER
+MODE_EVALUATE, MODE_OPTIMIZE, MODE_COMPOSITION = 0, 1, 2
 NEG = -1e300
 
 
@@ -247,7 +248,7 @@ def backward(
     cell_row,
     natural_id,
     actions,
-    optimize,
+    mode,
     w2,
     wm,
     cache,
@@ -264,7 +265,10 @@ def backward(
     cell_wm,
     cell_wmn,
 ):
-    """Values of every hand against one up card, rows decided (optimize) or read from actions.
+    """Values of every hand against one up card.
+
+    mode: MODE_EVALUATE reads each row's order from actions, MODE_OPTIMIZE decides it (and writes
+    it to actions), MODE_COMPOSITION lets every hand take its own best action (no table).
 
     base_removed: cards out of the shoe besides the hand itself (the up card, split cards).
     need: only hands holding this value index are evaluated (split hands), -1 for all.
@@ -373,7 +377,7 @@ def backward(
         t_row = total[proc[cell_start[ci]]]
         legal2[DOUBLE] = double_ok(rv, t_row)
         legal2[SURRENDER] = surr
-        if optimize:
+        if mode == MODE_OPTIMIZE:
             choose_order(a2, w2s, am, wms, legal2, t_row >= 21, order)
             actions[row, col, :] = order
         for a in range(5):
@@ -389,7 +393,9 @@ def backward(
             h = proc[k]
             if need >= 0 and counts[h, need] == 0:
                 continue
-            if total[h] >= 21 or multi == STAND:
+            if mode == MODE_COMPOSITION and total[h] < 21:
+                val[h] = max(js[h], jh[h])
+            elif total[h] >= 21 or multi == STAND:
                 val[h] = js[h]
             else:
                 val[h] = jh[h]
