@@ -1,1 +1,5 @@
 """agents package."""
+
+from .basic_strategy import BasicStrategyAgent
+
+__all__ = ["BasicStrategyAgent"]

@@ -74,6 +74,10 @@ class Evaluation:
         """EV given up per round against basic strategy."""
         return self.basic_ev - self.ev
 
+    def __float__(self) -> float:
+        """float(evaluation) is the table's EV, so callers wanting just the number can say so."""
+        return self.ev
+
 
 @dataclass
 class Solution:
