@@ -1,0 +1,268 @@
+"""Property tests over random rule sets and random legal play, env checkers, a MaskablePPO smoke run."""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import table_cards
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import blackjack_env
+from blackjack_env import BlackjackEnv, Rules
+from blackjack_env.cards import RANK_NAMES
+from blackjack_env.rules import DOUBLE_ON_CHOICES, MAX_HANDS, SURRENDER_CHOICES
+
+ROUNDS = 12  # rounds per example
+MAX_STEPS = 120  # no round may take more steps than this
+
+RULES = st.builds(
+    Rules,
+    decks=st.sampled_from([0, 1, 2, 6, 8]),
+    hit_soft_17=st.booleans(),
+    blackjack_pays=st.sampled_from([1.0, 1.2, 1.5, 2.0]),
+    double_on=st.sampled_from(DOUBLE_ON_CHOICES),
+    double_after_split=st.booleans(),
+    split_to=st.integers(1, MAX_HANDS),
+    split_by_value=st.booleans(),
+    resplit_aces=st.booleans(),
+    hit_split_aces=st.booleans(),
+    surrender=st.sampled_from(SURRENDER_CHOICES),
+    surrender_vs_ace_ten=st.booleans(),
+    peek=st.booleans(),
+    obo=st.booleans(),
+    insurance=st.booleans(),
+    even_money=st.booleans(),
+    penetration=st.one_of(st.just(0.0), st.floats(0.05, 0.95)),
+)
+# A stacked start for the first round, rich in pairs and aces so that deep (re)splits happen.
+STACKS = st.lists(st.sampled_from(["A", "8", "10", "K", "Q", "5", "6"]), max_size=16)
+PROPERTY_SETTINGS = settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def reward_bounds(rules: Rules) -> tuple[float, float]:
+    """The most a round can lose and win: every hand doubled (DAS) or only the unsplit hand
+    doubled, plus a lost insurance; a natural pays blackjack_pays; a won insurance pays 1."""
+    hands = 2 * rules.split_to if rules.double_after_split else max(2, rules.split_to)
+    return -hands - 0.5, max(float(hands), rules.blackjack_pays, 1.0)
+
+
+def possible_reward(reward: float, rules: Rules) -> bool:
+    """Every settlement is a multiple of 0.5, except a natural (blackjack_pays, minus 0.5 insured)."""
+    return (2 * reward).is_integer() or any(
+        abs(reward - x) < 1e-9 for x in (rules.blackjack_pays, rules.blackjack_pays - 0.5)
+    )
+
+
+class ShoeLedger:
+    """Card conservation: cards left in the shoe + discards since the shuffle + cards on the table
+    = the full shoe, where a reshuffle (before a round, or mid-round when the shoe runs dry)
+    empties the discards."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.full = 52 * rules.decks
+        self.discards: Counter[str] = Counter()
+
+    def dealt(self, env: BlackjackEnv) -> Counter[str]:
+        return +Counter({rank: 4 * self.rules.decks - n for rank, n in env.shoe_counts.items()})
+
+    def start_round(self, env: BlackjackEnv, dealt_before: int, fresh: bool) -> None:
+        cut = int(self.rules.penetration * self.full)
+        if fresh or self.rules.penetration == 0 or dealt_before >= cut:
+            self.discards = Counter()
+        self.check(env)
+
+    def check(self, env: BlackjackEnv) -> None:
+        dealt = self.dealt(env)
+        table = table_cards(env.round_summary())
+        if dealt != self.discards + table:
+            # only legal when the shoe ran dry this round: the discards went back into it
+            assert sum(self.discards.values()) + sum(table.values()) > self.full, (dealt, self.discards, table)
+            assert dealt == table
+            self.discards = Counter()
+
+    def end_round(self, env: BlackjackEnv) -> None:
+        self.check(env)
+        self.discards += table_cards(env.round_summary())
+
+
+def play_random_round(
+    env: BlackjackEnv, rng: np.random.Generator, obs: np.ndarray, info: dict[str, Any], ledger: ShoeLedger | None
+) -> tuple[float, dict[str, Any], list[Any]]:
+    """Random legal actions until the round ends, checking the invariants at every step."""
+    trace: list[Any] = [obs.tolist()]
+    for _ in range(MAX_STEPS):
+        assert env.observation_space.contains(obs)
+        mask = info["action_mask"]
+        assert np.array_equal(mask, env.action_masks())
+        assert mask.any(), "a live round must have a legal action"
+        action = int(rng.choice(np.flatnonzero(mask)))
+        obs, reward, terminated, truncated, info = env.step(action)
+        trace.append((action, obs.tolist(), reward))
+        assert truncated is False
+        if ledger is not None:
+            ledger.check(env)
+        if terminated:
+            assert not info["action_mask"].any()
+            assert env.observation_space.contains(obs)
+            return reward, info, trace
+        assert reward == 0.0
+    raise AssertionError(f"the round did not end within {MAX_STEPS} steps")
+
+
+@PROPERTY_SETTINGS
+@given(
+    rules=RULES, seed=st.integers(0, 2**32 - 1), stack=STACKS, count=st.sampled_from(["none", "composition", "hilo"])
+)
+def test_random_rules_random_play(rules: Rules, seed: int, stack: list[str], count: str) -> None:
+    """No crash, a legal action in every live state, rewards within range and consistent with
+    the per-hand results, cards conserved at every step."""
+    if rules.infinite:
+        count = "none"
+    else:
+        stack = [c for i, c in enumerate(stack) if stack[: i + 1].count(c) <= 4 * rules.decks]
+    env = BlackjackEnv(rules=rules, count_obs=count)
+    rng = np.random.default_rng(seed)
+    low, high = reward_bounds(rules)
+    ledger = None if rules.infinite else ShoeLedger(rules)
+    for i in range(ROUNDS):
+        dealt_before = 0 if rules.infinite else 52 * rules.decks - sum(env.shoe_counts.values())
+        obs, info = env.reset(seed=seed if i == 0 else None, options={"cards": stack} if i == 0 else None)
+        if ledger is not None:
+            ledger.start_round(env, dealt_before, fresh=i == 0)
+        reward, info, _ = play_random_round(env, rng, obs, info, ledger)
+        assert low <= reward <= high, (reward, low, high)
+        assert possible_reward(reward, rules), reward
+        assert reward == pytest.approx(sum(h["result"] for h in info["hands"]) + info["insurance"])
+        assert reward == info["result"]
+        assert 1 <= len(info["hands"]) <= rules.split_to
+        for hand in info["hands"]:
+            assert hand["bet"] in (1.0, 2.0)
+            assert abs(hand["result"]) <= max(hand["bet"], rules.blackjack_pays)
+        if ledger is not None:
+            ledger.end_round(env)
+
+
+def _rounds(env: BlackjackEnv, seed: int, rounds: int, policy_seed: int) -> list[Any]:
+    rng = np.random.default_rng(policy_seed)
+    out = []
+    for i in range(rounds):
+        obs, info = env.reset(seed=seed if i == 0 else None)
+        reward, info, trace = play_random_round(env, rng, obs, info, None)
+        out.append((trace, info["hands"], info["dealer"], reward))
+    return out
+
+
+@PROPERTY_SETTINGS
+@given(rules=RULES, seed=st.integers(0, 2**32 - 1))
+def test_same_seed_same_rounds(rules: Rules, seed: int) -> None:
+    """Two fresh envs with one seed and one policy play identical rounds."""
+    assert _rounds(BlackjackEnv(rules=rules), seed, 5, 1) == _rounds(BlackjackEnv(rules=rules), seed, 5, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rules=RULES, seed=st.integers(0, 2**32 - 1), other=st.integers(0, 2**32 - 1))
+def test_same_seed_same_round_on_a_reused_env(rules: Rules, seed: int, other: int) -> None:
+    """reset(seed=s) deals the same cards whatever the env played before (Gymnasium's contract)."""
+    fresh = _rounds(BlackjackEnv(rules=rules), seed, 3, 1)
+    env = BlackjackEnv(rules=rules)
+    _rounds(env, other, 4, 2)  # play something else first, leaving the shoe half dealt
+    assert _rounds(env, seed, 3, 1) == fresh
+    assert _rounds(env, seed, 3, 1) == fresh
+
+
+# --------------------------------------------------------------------------- env checkers
+
+CHECKED_PRESETS = ["ultimatebet", "face-up-no-hole-card", "european", "single-deck", "infinite-deck"]
+
+
+@pytest.mark.parametrize("preset", CHECKED_PRESETS)
+@pytest.mark.parametrize("count_obs", ["none", "composition"])
+def test_gymnasium_check_env(preset: str, count_obs: str) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    if preset == "infinite-deck" and count_obs != "none":
+        pytest.skip("counting needs a finite shoe")
+    env = gym.make(blackjack_env.ENV_ID, rules=preset, count_obs=count_obs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for seed in range(5):  # several seeds: the first decision differs (insurance, natural, play)
+            env.unwrapped.action_space.seed(seed)
+            check_env(env.unwrapped, skip_render_check=False)
+    env.close()
+
+
+@pytest.mark.parametrize("preset", CHECKED_PRESETS)
+def test_sb3_check_env(preset: str) -> None:
+    from stable_baselines3.common.env_checker import check_env
+
+    env = BlackjackEnv(rules=preset)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, warn=True)
+
+
+def test_action_space_sample_is_legal() -> None:
+    """Generic tools sample unmasked actions; the env's sample() draws among the legal ones."""
+    env = BlackjackEnv(rules="ultimatebet")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(2000):
+        terminated = False
+        while not terminated:
+            action = int(env.action_space.sample())
+            assert env.action_masks()[action]
+            _, _, terminated, _, _ = env.step(action)
+        env.reset()
+    masked = [int(env.action_space.sample(mask=np.array([0, 0, 0, 1, 0, 0, 0], np.int8))) for _ in range(5)]
+    assert masked == [3] * 5
+
+
+# --------------------------------------------------------------------------- MaskablePPO
+
+
+def test_maskable_ppo_smoke(tmp_path: Path) -> None:
+    """MaskablePPO("MlpPolicy", env) trains on the env as is (masks through action_masks())."""
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.utils import get_action_masks
+    from stable_baselines3.common.logger import configure
+
+    env = gym.make(blackjack_env.ENV_ID, rules="ultimatebet")
+    model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=64, n_epochs=2, seed=0, device="cpu", verbose=0)
+    model.set_logger(configure(str(tmp_path), []))
+    model.learn(total_timesteps=2048)
+    assert model.num_timesteps >= 2048
+
+    vec_env = model.get_env()
+    assert vec_env is not None
+    obs = vec_env.reset()
+    episodes = 0
+    rewards = []
+    while episodes < 30:
+        masks = get_action_masks(vec_env)
+        action, _ = model.predict(obs, action_masks=masks, deterministic=True)
+        assert masks[0][int(action[0])], "the trained policy chose an illegal action"
+        obs, reward, done, _ = vec_env.step(action)
+        if done[0]:
+            episodes += 1
+            rewards.append(float(reward[0]))
+    assert all(-8.5 <= r <= 6.0 for r in rewards)
+
+
+@pytest.mark.parametrize("name", sorted(RANK_NAMES))
+def test_every_rank_can_be_stacked(name: str) -> None:
+    env = BlackjackEnv(rules=Rules(decks=1))
+    cards = [name, "2", name, "3"]
+    env.reset(seed=0, options={"cards": cards})
+    summary = env.round_summary()
+    assert summary["hands"][0]["cards"] == [name, name]
+    assert summary["dealer"]["cards"] == ["2", "3"]
+    assert env.shoe_counts[name] == 4 - cards.count(name)
+    assert sum(env.shoe_counts.values()) == 48
