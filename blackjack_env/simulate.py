@@ -58,7 +58,7 @@ OUT_PAIRED = OUT_DIFF_SUMSQ + 1
 OUT_SIZE = OUT_PAIRED + 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _choose(kind, actions, insurance, st, hands, rv, mask, prng):
     if kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands, rv)
@@ -75,7 +75,7 @@ def _choose(kind, actions, insurance, st, hands, rv, mask, prng):
     return E.STAND
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def play_round(st, hands, shoe, rv, res, mask, kind, actions, insurance, prng):
     """Deal and play one round with a table or random policy; returns its net result."""
     E.start_round(st, hands, shoe, rv, res)
@@ -86,7 +86,7 @@ def play_round(st, hands, shoe, rv, res, mask, kind, actions, insurance, prng):
     return reward
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _record(out, base, st, hands, reward):
     out[base + ST_SUM] += reward
     out[base + ST_SUMSQ] += reward * reward
@@ -114,28 +114,33 @@ def _record(out, base, st, hands, reward):
     out[base + ST_DOUBLE] += doubled
 
 
-@njit(cache=True, nogil=True)
-def simulate_chunk(rv, kind_a, actions_a, insurance_a, kind_b, actions_b, insurance_b, paired, words, n_rounds, out):
+@njit(cache=True, nogil=True, _nrt=False)
+def simulate_chunk(
+    rv, kind_a, actions_a, insurance_a, kind_b, actions_b, insurance_b, paired, words, n_rounds, work, out
+):
     """Play n_rounds from a fresh shoe; accumulate statistics into out (float64[OUT_SIZE]).
 
-    words: int64[12] generator words (cards, policy randomness, baseline randomness)."""
+    words: int64[12] generator words (cards, policy randomness, baseline randomness);
+    work: the table's arrays (st, hands, shoe, res, mask, rngs), allocated by the caller."""
+    st, hands, shoe, res, mask, rngs = work
     decks = int(rv[E.R_DECKS])
     n_cards = 52 * decks
-    st = np.zeros(E.ST_SIZE, np.int64)
-    hands = np.zeros((MAX_HANDS, E.HAND_FIELDS), np.int64)
-    shoe = np.empty(n_cards, np.int64)
+    st[:] = 0
+    hands[:, :] = 0
     for i in range(n_cards):
         shoe[i] = 1 + i % 13  # new_shoe's order
-    res = np.zeros(E.RES_SIZE, np.float64)
-    mask = np.zeros(E.N_ACTIONS, np.bool_)
     st[E.S_SHOE_LEN] = n_cards
     st[E.S_SHOE_POS] = n_cards
-    st[E.S_RNG : E.S_RNG + 4] = words[0:4]
-    prng_a = words[4:8].copy()
-    prng_b = words[8:12].copy()
-    saved_rng = np.zeros(4, np.int64)
+    prng_a = rngs[0]
+    prng_b = rngs[1]
+    saved_rng = rngs[2]
+    for k in range(4):  # element copies: slice copies would need numba's allocator
+        st[E.S_RNG + k] = words[k]
+        prng_a[k] = words[4 + k]
+        prng_b[k] = words[8 + k]
     for _ in range(n_rounds):
-        saved_rng[:] = st[E.S_RNG : E.S_RNG + 4]
+        for k in range(4):
+            saved_rng[k] = st[E.S_RNG + k]
         reward_a = play_round(st, hands, shoe, rv, res, mask, kind_a, actions_a, insurance_a, prng_a)
         _record(out, OUT_A, st, hands, reward_a)
         out[OUT_ROUNDS] += 1
@@ -143,7 +148,8 @@ def simulate_chunk(rv, kind_a, actions_a, insurance_a, kind_b, actions_b, insura
             continue
         replay = st[E.S_MID_SHUFFLE] == 0
         if decks == 0:
-            st[E.S_RNG : E.S_RNG + 4] = saved_rng
+            for k in range(4):
+                st[E.S_RNG + k] = saved_rng[k]
         elif replay:
             # put the policy's cards back, in deal order, for the baseline to replay
             end = st[E.S_SHOE_POS]
@@ -201,6 +207,14 @@ def run_chunk(
 ) -> np.ndarray:
     """One chunk's statistics (callable in a thread, a process or a Ray task)."""
     out = np.zeros(OUT_SIZE, np.float64)
+    work = (
+        np.zeros(E.ST_SIZE, np.int64),
+        np.zeros((MAX_HANDS, E.HAND_FIELDS), np.int64),
+        E.new_shoe(int(rules_array[E.R_DECKS])),
+        np.zeros(E.RES_SIZE, np.float64),
+        np.zeros(E.N_ACTIONS, np.bool_),
+        np.zeros((3, 4), np.int64),
+    )
     actions_a, insurance_a = policy.arrays()
     other = baseline if baseline is not None else policy
     actions_b, insurance_b = other.arrays()
@@ -215,6 +229,7 @@ def run_chunk(
         baseline is not None,
         words,
         rounds,
+        work,
         out,
     )
     return out

@@ -40,7 +40,7 @@ _LETTER = {E.STAND: "S", E.HIT: "H", E.DOUBLE: "D", E.SPLIT: "P", E.SURRENDER: "
 _ACTION_OF = {letter: action for action, letter in _LETTER.items()}
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def hand_row(total, soft, pair, split_legal):
     """Row of a hand: its pair row while it may split, else its soft or hard total row."""
     if pair > 0 and split_legal:
@@ -199,7 +199,7 @@ class StrategyTable:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def table_action(actions, insurance, obs, mask):
     """First legal action of the table's preference list for an observation (compiled)."""
     phase = obs[E.O_PHASE]
@@ -216,7 +216,7 @@ def table_action(actions, insurance, obs, mask):
     return E.STAND
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def table_decision(actions, insurance, st, hands, rv):
     """The same choice as ``table_action`` read straight from the engine state (the simulator's
     hot path: it checks only the legality of the actions it considers)."""

@@ -24,14 +24,14 @@ from .env import COUNT_MODES, Action, observation_nvec
 from .rules import MAX_HANDS, Rules
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _reset_tables(st, hands, shoe, rv, res, obs, mask, count_mode, which):
     for i in range(st.shape[0]):
         if which[i]:
             E.env_reset(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], count_mode)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _step_tables(st, hands, shoe, rv, res, obs, mask, count_mode, actions, rewards, terminated, autoreset):
     """Step every table (or reset it, after a finished round); returns the first table whose
     action is illegal, or -1. Nothing is changed when an action is illegal."""
