@@ -1,0 +1,160 @@
+"""The compiled simulator: same game as the env, seeds independent of workers, honest statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from blackjack_env import Rules
+from blackjack_env import engine as E
+from blackjack_env.env import BlackjackEnv
+from blackjack_env.simulate import (
+    CHUNK_ROUNDS,
+    OUT_A,
+    OUT_SIZE,
+    ST_SUM,
+    ST_SUMSQ,
+    ST_WIN,
+    Policy,
+    chunk_sizes,
+    chunk_words,
+    run_chunk,
+)
+from blackjack_env.solver import solve
+from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PLAY_ACTIONS, StrategyTable, row_of_label
+from evaluate.runner import simulate
+
+
+def random_rules(rng: np.random.Generator) -> Rules:
+    """A random rule set over every field (including the unusual corners)."""
+    return Rules(
+        decks=int(rng.choice([0, 1, 2, 6, 8])),
+        hit_soft_17=bool(rng.integers(2)),
+        blackjack_pays=float(rng.choice([1.5, 1.2, 1.0])),
+        double_on=str(rng.choice(["any", "9-11", "10-11"])),
+        double_after_split=bool(rng.integers(2)),
+        split_to=int(rng.integers(1, 9)),
+        split_by_value=bool(rng.integers(2)),
+        resplit_aces=bool(rng.integers(2)),
+        hit_split_aces=bool(rng.integers(2)),
+        surrender=str(rng.choice(["none", "late", "early"])),
+        surrender_vs_ace_ten=bool(rng.integers(2)),
+        peek=bool(rng.integers(2)),
+        obo=bool(rng.integers(2)),
+        insurance=bool(rng.integers(2)),
+        even_money=bool(rng.integers(2)),
+        penetration=float(rng.choice([0.0, 0.5, 0.9])),
+    )
+
+
+def random_table(rng: np.random.Generator) -> StrategyTable:
+    """A table whose cells prefer the five play actions in random orders (exercises every action)."""
+    actions = np.array([rng.permutation(PLAY_ACTIONS) for _ in range(N_ROWS * N_UP)]).reshape(N_ROWS, N_UP, N_PLAY)
+    return StrategyTable(actions, rng.integers(0, 2, 2).astype(bool), name="random-table")
+
+
+def env_statistics(rules: Rules, table: StrategyTable, words: np.ndarray, rounds: int) -> tuple[float, float, int]:
+    """Play `rounds` rounds through the single env with the kernel's card stream."""
+    env = BlackjackEnv(rules)
+    env.reset(seed=0)
+    env._st[:] = 0
+    env._hands[:] = 0
+    env._shoe[:] = E.new_shoe(rules.decks)
+    env._st[E.S_SHOE_LEN] = len(env._shoe)
+    env._st[E.S_SHOE_POS] = len(env._shoe)
+    env._st[E.S_RNG : E.S_RNG + 4] = words[:4]
+    total = total_sq = 0.0
+    wins = 0
+    for _ in range(rounds):
+        obs, info = env.reset()
+        done = False
+        while not done:
+            obs, reward, done, _, info = env.step(table.act(obs, info["action_mask"]))
+        total += reward
+        total_sq += reward * reward
+        wins += reward > 0
+    return total, total_sq, wins
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_compiled_simulator_and_single_env_play_identical_rounds(case: int) -> None:
+    """Differential test: on the same cards, the kernel and the env give the same results."""
+    rng = np.random.default_rng(1000 + case)
+    rules = random_rules(rng)
+    table = random_table(rng)
+    words = chunk_words(case, 1)[0]
+    rounds = 400
+    out = run_chunk(rules.to_array(), Policy.from_table(table), None, words, rounds)
+    total, total_sq, wins = env_statistics(rules, table, words, rounds)
+    assert out[OUT_A + ST_SUM] == pytest.approx(total, abs=1e-9)
+    assert out[OUT_A + ST_SUMSQ] == pytest.approx(total_sq, abs=1e-9)
+    assert out[OUT_A + ST_WIN] == wins
+
+
+def test_chunks_are_fixed_by_rounds_alone() -> None:
+    assert chunk_sizes(2 * CHUNK_ROUNDS + 5) == [CHUNK_ROUNDS, CHUNK_ROUNDS, 5]
+    assert chunk_sizes(7) == [7]
+    first = chunk_words(9, 3)
+    again = chunk_words(9, 3)
+    assert all((a == b).all() for a, b in zip(first, again, strict=True))
+    assert not (first[0] == first[1]).all()
+
+
+def test_same_seed_same_result_on_one_or_two_workers() -> None:
+    rules = Rules(decks=2, penetration=0.75)
+    policy = Policy.from_table(solve(rules).table)
+    rounds = CHUNK_ROUNDS + 300_000  # two chunks
+    one = simulate(rules, policy, rounds, seed=5, workers=1, baseline=Policy.random())
+    two = simulate(rules, policy, rounds, seed=5, workers=2, baseline=Policy.random())
+    np.testing.assert_array_equal(one.result.totals, two.result.totals)
+    other_seed = simulate(rules, policy, rounds, seed=6, workers=2)
+    assert other_seed.result.ev() != one.result.ev()
+
+
+def one_deviation(table: StrategyTable, section: str, key: str, up: int, action: int) -> StrategyTable:
+    actions = table.actions.copy()
+    row = row_of_label(section, key)
+    order = [action] + [a for a in actions[row, up - 1] if a != action]
+    actions[row, up - 1] = order
+    return StrategyTable(actions, table.insurance.copy(), name="basic with one deviation")
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(decks=0, hit_soft_17=False)], ids=["6 decks", "infinite deck"])
+def test_paired_difference_is_far_tighter_than_either_ev(rules: Rules) -> None:
+    basic = solve(rules).table
+    deviant = one_deviation(basic, "hard", "16", 10, E.STAND)
+    run = simulate(rules, Policy.from_table(deviant), 1_000_000, seed=3, baseline=Policy.from_table(basic))
+    diff, diff_stderr, paired = run.result.diff()
+    assert paired == run.result.rounds
+    assert run.result.stderr() / diff_stderr > 5
+    exact_gap = solve(rules).evaluate(deviant).ev - solve(rules).ev
+    assert abs(diff - exact_gap) < 4.5 * diff_stderr
+
+
+AGREEMENT_RULES = {
+    "6D H17 DAS LS": Rules(),
+    "6D S17": Rules(hit_soft_17=False),
+    "1 deck": Rules(decks=1, split_to=4),
+    "infinite deck": Rules(decks=0),
+    "no hole card": Rules(peek=False, obo=False, surrender="none"),
+}
+
+
+@pytest.mark.parametrize("name", AGREEMENT_RULES)
+def test_simulated_basic_strategy_agrees_with_the_exact_analysis(name: str) -> None:
+    """Basic strategy simulated off a fresh shoe each round matches the exact EV (the README's
+    benchmarks/agreement.py runs 1e8 rounds; here a few million keep CI short)."""
+    rules = AGREEMENT_RULES[name]
+    solution = solve(rules)
+    run = simulate(rules, Policy.from_table(solution.table), 3_000_000, seed=11)
+    assert abs(run.result.ev() - solution.ev) < 4.5 * run.result.stderr()
+
+
+def test_outcome_rates_are_consistent() -> None:
+    run = simulate(Rules(), Policy.from_table(solve(Rules()).table), 200_000, seed=1)
+    rates = run.result.rates()
+    assert rates["win"] + rates["push"] + rates["loss"] == pytest.approx(1.0)
+    assert 0.04 < rates["blackjack"] < 0.055  # about 4.75% with 6 decks
+    assert rates["insurance"] == 0.0  # basic strategy never insures
+    assert 0 < rates["surrender"] < rates["double"]
+    assert len(run.result.totals) == OUT_SIZE

@@ -1,0 +1,103 @@
+"""The vector env: Gymnasium's vector API, and the very same rounds as the single env."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import VectorEnv
+
+import blackjack_env  # noqa: F401
+from blackjack_env import Rules
+from blackjack_env import engine as E
+from blackjack_env.vector import BlackjackVectorEnv
+
+ENV_ID = "blackjack_env/Blackjack-v0"
+
+
+def make_vec(num_envs: int, **kwargs) -> VectorEnv:
+    return gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
+
+
+def random_legal(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """One uniformly random legal action per table (0 where a round just ended: it is ignored)."""
+    scores = rng.random(masks.shape) * masks
+    return np.argmax(scores, axis=1)
+
+
+def test_make_vec_returns_a_vector_env_with_batched_spaces() -> None:
+    envs = make_vec(5, rules="european")
+    assert isinstance(envs.unwrapped, BlackjackVectorEnv)
+    assert envs.num_envs == 5
+    obs, info = envs.reset(seed=1)
+    assert obs.shape == (5, 12)
+    assert info["action_mask"].shape == (5, 7)
+    assert envs.unwrapped.action_masks().shape == (5, 7)
+    assert obs in envs.observation_space
+
+
+@pytest.mark.parametrize("rules", ["ultimatebet", "european", "single-deck", "infinite-deck", {"penetration": 0.5}])
+def test_vector_env_deals_what_single_envs_deal(rules) -> None:
+    """Table i seeded with seed + i plays exactly like BlackjackEnv seeded with seed + i."""
+    n = 6
+    envs = make_vec(n, rules=rules)
+    singles = [gym.make(ENV_ID, rules=rules) for _ in range(n)]
+    obs, info = envs.reset(seed=40)
+    single_obs = np.array([env.reset(seed=40 + i)[0] for i, env in enumerate(singles)])
+    np.testing.assert_array_equal(obs, single_obs)
+    rng = np.random.default_rng(0)
+    finished = np.zeros(n, bool)
+    total_rounds = 0
+    for _ in range(600):
+        actions = random_legal(rng, info["action_mask"])
+        obs, rewards, terminated, truncated, info = envs.step(actions)
+        assert not truncated.any()
+        for i, env in enumerate(singles):
+            if finished[i]:  # next-step autoreset: the vector env dealt a new round
+                expected_obs, single_info = env.reset()
+                expected = (expected_obs, 0.0, False)
+            else:
+                expected_obs, reward, done, _, single_info = env.step(actions[i])
+                expected = (expected_obs, reward, done)
+            np.testing.assert_array_equal(obs[i], expected[0])
+            assert rewards[i] == expected[1]
+            assert terminated[i] == expected[2]
+            np.testing.assert_array_equal(info["action_mask"][i], single_info["action_mask"])
+        finished = terminated
+        total_rounds += int(terminated.sum())
+    assert total_rounds > 300
+
+
+def test_illegal_action_names_the_table_and_changes_nothing() -> None:
+    envs = make_vec(3, rules="ultimatebet")
+    _, info = envs.reset(seed=2)
+    masks = info["action_mask"]
+    actions = np.argmax(masks, axis=1)
+    illegal_table = 1
+    actions[illegal_table] = int(np.flatnonzero(~masks[illegal_table])[0])
+    before = envs.unwrapped._st.copy()
+    with pytest.raises(ValueError, match="table 1"):
+        envs.step(actions)
+    np.testing.assert_array_equal(envs.unwrapped._st, before)
+
+
+def test_reset_mask_resets_only_the_chosen_tables() -> None:
+    envs = make_vec(4)
+    envs.reset(seed=3)
+    rounds_before = envs.unwrapped._st[:, E.S_ROUNDS].copy()
+    envs.reset(options={"reset_mask": np.array([True, False, False, True])})
+    rounds_after = envs.unwrapped._st[:, E.S_ROUNDS]
+    assert list(rounds_after - rounds_before) == [1, 0, 0, 1]
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    with pytest.raises(ValueError, match="num_envs"):
+        BlackjackVectorEnv(num_envs=0)
+    with pytest.raises(ValueError, match="count_obs"):
+        BlackjackVectorEnv(num_envs=2, count_obs="bogus")
+    envs = BlackjackVectorEnv(num_envs=2, rules=Rules(decks=2))
+    with pytest.raises(RuntimeError, match="reset"):
+        envs.step(np.zeros(2, int))
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match="shape"):
+        envs.step(np.zeros(3, int))
