@@ -275,10 +275,15 @@ def _stderr(total: float, total_sq: float, n: int) -> float:
 
 
 def iter_chunks(
-    rules: Rules, policy: Policy, rounds: int, seed: int, baseline: Policy | None = None
+    rules: Rules,
+    policy: Policy,
+    rounds: int,
+    seed: int,
+    baseline: Policy | None = None,
+    chunk_rounds: int = CHUNK_ROUNDS,
 ) -> Iterator[tuple[Callable[..., np.ndarray], tuple[Any, ...]]]:
     """(function, arguments) of every chunk of a run, in order, for any executor."""
-    sizes = chunk_sizes(rounds)
+    sizes = chunk_sizes(rounds, chunk_rounds)
     rules_array = rules.to_array()
     for words, size in zip(chunk_words(seed, len(sizes)), sizes, strict=True):
         yield run_chunk, (rules_array, policy, baseline, words, size)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from blackjack_env.rules import Rules
-from blackjack_env.simulate import Policy, SimulationResult, iter_chunks
+from blackjack_env.simulate import CHUNK_ROUNDS, Policy, SimulationResult, iter_chunks
 
 ProgressCallback = Callable[[int], None]
 
@@ -44,16 +44,18 @@ def simulate(
     backend: str = "local",
     ray_address: str | None = None,
     progress: ProgressCallback | None = None,
+    chunk_rounds: int = CHUNK_ROUNDS,
 ) -> RunOutcome:
     """Simulate `rounds` rounds of `policy` (paired with `baseline` on the same cards if given).
 
-    A KeyboardInterrupt stops the run; the chunks finished so far make up the result."""
+    A KeyboardInterrupt stops the run; the chunks finished so far make up the result.
+    ``chunk_rounds`` is part of the seed's meaning: keep the default to reproduce results."""
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     workers = workers or default_workers()
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    chunks = list(iter_chunks(rules, policy, rounds, seed, baseline))
+    chunks = list(iter_chunks(rules, policy, rounds, seed, baseline, chunk_rounds))
     start = time.perf_counter()
     if backend == "local":
         outputs, interrupted = _run_local(chunks, workers, progress)

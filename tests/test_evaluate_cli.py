@@ -1,0 +1,136 @@
+"""blackjack-evaluate: the JSON contract, errors as one line, interruption, Ray equals local."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from blackjack_env import Rules
+from blackjack_env.simulate import Policy
+from blackjack_env.strategy import StrategyTable
+from evaluate import runner
+from evaluate.cli import main, parse_rounds
+
+RATE_KEYS = ("win", "push", "loss", "blackjack", "bust", "surrender", "double", "split", "insurance")
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    assert main([*args, "--json", "--no-progress"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_report_has_every_contract_key(capsys: pytest.CaptureFixture[str]) -> None:
+    report = run_json(capsys, "--policy", "basic", "--rounds", "2e5", "--seed", "4", "--workers", "2")
+    for key in ("ev", "ci95", "stderr", "rounds", "rounds_per_second", "seconds", "rules", *RATE_KEYS):
+        assert key in report, key
+    assert report["rounds"] == 200_000
+    low, high = report["ci95"]
+    assert low < report["ev"] < high
+    assert high - low == pytest.approx(2 * 1.959964 * report["stderr"], rel=1e-5)
+    assert report["rules"] == Rules().to_dict()
+
+
+def test_baseline_gives_a_paired_difference(capsys: pytest.CaptureFixture[str]) -> None:
+    report = run_json(capsys, "--policy", "random", "--baseline", "basic", "--rounds", "1e5", "--rules", "vegas-strip")
+    for key in ("baseline_ev", "ev_diff", "ev_diff_ci95"):
+        assert key in report
+    assert report["ev_diff"] == pytest.approx(report["ev"] - report["baseline_ev"])
+    assert report["ev_diff_ci95"][1] < 0  # random play is far worse than basic strategy
+    assert report["rules"]["decks"] == 4
+
+
+def test_seed_fixes_the_result_whatever_the_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("--rounds", "3e5", "--seed", "8", "--set", "decks=2", "--set", "penetration=0.8")
+    one = run_json(capsys, *args, "--workers", "1")
+    two = run_json(capsys, *args, "--workers", "2")
+    assert one["ev"] == two["ev"] and one["stderr"] == two["stderr"]
+
+
+def test_exact_prints_the_exact_ev_of_a_table(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    from blackjack_env.solver import solve
+
+    rules = Rules(decks=0, hit_soft_17=False)
+    path = tmp_path / "basic.json"
+    solve(rules).table.save(path)
+    report = run_json(
+        capsys, "--policy", str(path), "--exact", "--rounds", "1e5", "--set", "decks=inf", "--set", "hit_soft_17=no"
+    )
+    assert report["exact_ev"] == pytest.approx(solve(rules).ev, abs=1e-12)
+
+
+def test_text_output_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--rounds", "1000", "--no-progress", "--rules", "single-deck"]) == 0
+    out = capsys.readouterr().out
+    assert "EV" in out and "95% CI" in out and "1,000 rounds" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--policy", "no/such/agent"], "no such file"),
+        (["--rules", "moon-base"], "unknown rules preset"),
+        (["--set", "decks=-2"], "decks"),
+        (["--set", "colour=red"], "unknown rules field"),
+        (["--exact", "--policy", "random"], "strategy-table"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    assert main([*args, "--rounds", "100", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_rounds_accepts_scientific_notation() -> None:
+    assert parse_rounds("1e8") == 100_000_000
+    assert parse_rounds("2_000") == 2000
+    with pytest.raises(Exception, match="whole number"):
+        parse_rounds("0.5")
+
+
+def test_module_entry_point_runs() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "evaluate", "--rounds", "1000", "--json", "--no-progress", "--policy", "random"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout)["rounds"] == 1000
+
+
+def interrupt_after(chunks: int):
+    """A progress callback that presses Ctrl-C once `chunks` chunks have reported."""
+    seen = []
+
+    def progress(_rounds: int) -> None:
+        seen.append(_rounds)
+        if len(seen) == chunks:
+            raise KeyboardInterrupt
+
+    return progress
+
+
+def test_interruption_keeps_the_chunks_already_finished() -> None:
+    policy = Policy.from_table(StrategyTable.from_chart({}))
+    outcome = runner.simulate(Rules(), policy, 5000, seed=1, workers=1, progress=interrupt_after(2), chunk_rounds=1000)
+    assert outcome.interrupted
+    assert outcome.result.rounds == 2000  # the two chunks finished before Ctrl-C
+    threaded = runner.simulate(
+        Rules(), policy, 50_000, seed=1, workers=2, progress=interrupt_after(2), chunk_rounds=1000
+    )
+    assert threaded.interrupted
+    assert 2000 <= threaded.result.rounds < 50_000
+
+
+def test_ray_backend_equals_local() -> None:
+    pytest.importorskip("ray")
+    rules = Rules(decks=1)
+    policy = Policy.from_table(StrategyTable.from_chart({}))
+    rounds = 30_000
+    local = runner.simulate(rules, policy, rounds, seed=2, workers=2, baseline=Policy.random())
+    on_ray = runner.simulate(rules, policy, rounds, seed=2, workers=2, baseline=Policy.random(), backend="ray")
+    np.testing.assert_array_equal(local.result.totals, on_ray.result.totals)
