@@ -192,7 +192,6 @@ class Model:
             sp.proc,
             sp.cell_start,
             sp.cell_row,
-            self.natural_id,
             actions,
             mode,
             w2,
@@ -376,7 +375,9 @@ def analyse(rules: Rules, table: StrategyTable | None = None) -> Analysis:
     w2t = {}
     for up in range(1, 11):
         w = wdeal[up] * (1.0 - model.split_frac)
+        w[model.natural_id] = 0.0  # a natural is settled at once; the floor still prices its row
         w2t[up] = w + FLOOR * wdeal[up] * model.split_frac
+        w2t[up][model.natural_id] += FLOOR * wdeal[up][model.natural_id]
     results: dict[int, UpResult] = {}
     passes = 0
     weights_from = actions.copy()

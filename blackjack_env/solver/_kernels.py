@@ -246,7 +246,6 @@ def backward(
     proc,
     cell_start,
     cell_row,
-    natural_id,
     actions,
     mode,
     w2,
@@ -355,8 +354,6 @@ def backward(
             jr[h] = surrender_value(rv, pb) if (n_cards == 2 and surr) else NEG
             norm = 1.0 - pb if c == 0.0 else 1.0
             if n_cards == 2:
-                if h == natural_id:
-                    continue
                 w = w2[h]
                 w2s += w
                 w2n += w * norm
