@@ -101,3 +101,23 @@ def play_round(
             f"cards on the table {sorted(table_cards(summary).elements())} differ from the stacked {sorted(cards)}"
         )
     return Round(env=env, reward=rewards[-1], masks=masks, observations=observations, rewards=rewards, info=info)
+
+
+def trace_random_rounds(rule_sets: Sequence[Mapping[str, Any]], rounds: int) -> list[Any]:
+    """Random legal play (seeded) under each rule set: every round's hands, dealer and reward.
+
+    Used to hold the compiled engine and its ``NUMBA_DISABLE_JIT=1`` plain-Python run to the
+    same results."""
+    out: list[Any] = []
+    for i, fields in enumerate(rule_sets):
+        env = BlackjackEnv(rules=Rules().replace(**fields), count_obs="none" if fields.get("decks") == 0 else "hilo")
+        rng = np.random.default_rng(i)
+        for k in range(rounds):
+            obs, info = env.reset(seed=1000 + i if k == 0 else None)
+            terminated = False
+            reward = 0.0
+            while not terminated:
+                action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+                obs, reward, terminated, _, info = env.step(action)
+            out.append([info["hands"], info["dealer"], info["insurance"], reward, obs.tolist()])
+    return out

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -10,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import table_cards
+from conftest import table_cards, trace_random_rounds
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -266,3 +270,37 @@ def test_every_rank_can_be_stacked(name: str) -> None:
     assert summary["dealer"]["cards"] == ["2", "3"]
     assert env.shoe_counts[name] == 4 - cards.count(name)
     assert sum(env.shoe_counts.values()) == 48
+
+
+# --------------------------------------------------------------------------- one engine, two modes
+
+DIFFERENTIAL_RULES: list[dict[str, Any]] = [
+    {},
+    {"peek": False, "obo": False, "surrender": "late", "hit_soft_17": False},
+    {"decks": 1, "penetration": 0.9, "split_to": 8, "resplit_aces": True, "hit_split_aces": True},
+    {"decks": 0, "surrender": "early", "double_on": "9-11", "blackjack_pays": 1.2},
+    {"decks": 2, "penetration": 0.6, "surrender": "early", "surrender_vs_ace_ten": False, "even_money": False},
+]
+
+
+def test_plain_python_mode_plays_the_same_rounds() -> None:
+    """NUMBA_DISABLE_JIT=1 runs the very same engine code as plain Python: same cards, same
+    decisions, same results as the compiled run."""
+    compiled = trace_random_rounds(DIFFERENTIAL_RULES, 150)
+    script = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); from conftest import trace_random_rounds; "
+        "from blackjack_env import engine; "
+        f"print(json.dumps([type(engine.draw).__name__, trace_random_rounds({DIFFERENTIAL_RULES!r}, 150)]))"
+    )
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(Path(__file__).parent)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    kind, plain = json.loads(done.stdout)
+    assert kind == "function", "the engine was still compiled"
+    assert plain == json.loads(json.dumps(compiled))

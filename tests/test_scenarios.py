@@ -903,3 +903,60 @@ def test_observation_layout(rules: dict[str, Any], cards: str, actions: list[Act
         obs, *_ = env.step(action)
     assert obs.tolist() == expected
     assert env.observation_space.contains(obs)
+
+
+# --------------------------------------------------------------------------- more deal-order details
+
+
+def test_resplit_hands_are_appended_and_played_in_order() -> None:
+    """K,Q split (split_by_value), K draws J and is split again: hands K, Q, J (the new hand goes
+    after the last one); each then draws in that order: K+2, Q+3, J+4 (12, 13, 14) and stands.
+    Dealer 9,7 hits 10 and busts: +1 x 3."""
+    cards = ["K", "9", "Q", "7", "J", "2", "3", "4", "10"]
+    played = play_round({}, cards, [P, P, S, S, S])
+    assert played.hand_cards == [["K", "2"], ["Q", "3"], ["J", "4"]]
+    assert played.masks == [PAIR, {S, H, D, P}, SPLIT_HAND, SPLIT_HAND, SPLIT_HAND]
+    assert [obs[9] for obs in played.observations[2:]] == [0, 1, 2]  # hand_index
+    assert [obs[8] for obs in played.observations] == [1, 2, 3, 3, 3]  # num_hands
+    assert played.results == [1.0, 1.0, 1.0] and played.reward == 3.0
+
+
+@pytest.mark.parametrize(("action", "reward"), [(P, -1.0), (D, -1.0), (S, -1.0), (R, -0.5)])
+def test_early_surrender_peek_comes_after_the_first_choice(action: Action, reward: float) -> None:
+    """Early surrender vs a ten with an ace in the hole: any choice but SURRENDER is never carried
+    out (the hand keeps its two cards, bet 1): -1; SURRENDER: -0.5 (documented engine order)."""
+    played = play_round({"surrender": "early"}, ["8", "10", "8", "A"], [action])
+    assert played.masks == [PAIR]
+    assert played.hand_cards == [["8", "8"]]
+    assert played.info["hands"][0]["bet"] == 1.0
+    assert played.reward == reward
+
+
+def test_stacked_cards_missing_from_the_shoe_start_a_new_shoe() -> None:
+    """1 deck dealt to a cut card at 90%: after a round with all four aces on the table, stacking
+    another ace cannot come from this shoe, so the env starts a new one (cards still conserved)."""
+    env = BlackjackEnv(rules=Rules(decks=1, penetration=0.9))
+    env.reset(seed=0, options={"cards": ["A", "A", "A", "A"]})
+    env.step(N)
+    assert env.shoe_counts["A"] == 0
+    while env.phase != Phase.OVER:
+        env.step(S)
+    env.reset(options={"cards": ["A", "5", "K", "6"]})
+    assert env.round_summary()["hands"][0]["cards"] == ["A", "K"]
+    assert sum(env.shoe_counts.values()) == 52 - 4
+    assert env.shoe_counts["A"] == 3
+
+
+@pytest.mark.parametrize("peek", [True, False])
+def test_count_observations(peek: bool) -> None:
+    """1 deck, 2,4 vs 3 (hole 5 in a peek game). Composition: unseen cards per value, the hole card
+    counted as unseen. Hi-Lo: the seen 2, 3, 4 give running +3; unseen 49 cards:
+    true count 3 * 52 / 49 = 3.18 -> 3, shifted by 10: 13."""
+    cards = ["2", "3", "4", "5"] if peek else ["2", "3", "4"]
+    rules = Rules(decks=1, peek=peek)
+    obs, _ = BlackjackEnv(rules=rules, count_obs="composition").reset(seed=0, options={"cards": cards})
+    assert obs[12:].tolist() == [4, 3, 3, 3, 4, 4, 4, 4, 4, 16]
+    obs, _ = BlackjackEnv(rules=rules, count_obs="hilo").reset(seed=0, options={"cards": cards})
+    assert obs[12:].tolist() == [13]
+    obs, _ = BlackjackEnv(rules=rules, count_obs="none").reset(seed=0, options={"cards": cards})
+    assert len(obs) == 12
