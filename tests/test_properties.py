@@ -64,6 +64,78 @@ def possible_reward(reward: float, rules: Rules) -> bool:
     )
 
 
+def _total(cards: list[str]) -> tuple[int, bool]:
+    """Best total and softness of a list of rank names."""
+    hard = sum(1 if c == "A" else min(10, int(c)) if c.isdigit() else 10 for c in cards)
+    soft = "A" in cards and hard + 10 <= 21
+    return (hard + 10 if soft else hard), soft
+
+
+def check_settlement(rules: Rules, summary: dict[str, Any]) -> None:
+    """An independent reading of the rules for a settled round: how each hand may look, how the
+    dealer must have drawn, and what every bet pays."""
+    hands = summary["hands"]
+    dealer = summary["dealer"]["cards"]
+    dealer_total, _ = _total(dealer)
+    assert summary["dealer"]["total"] == dealer_total
+    dealer_bj = len(dealer) == 2 and dealer_total == 21
+    natural = len(hands) == 1 and len(hands[0]["cards"]) == 2 and _total(hands[0]["cards"])[0] == 21
+    state = summary["insurance_state"]
+    if state == "even money":
+        assert natural and [h["result"] for h in hands] == [1.0] and summary["insurance"] == 0.0
+        return
+    # how each hand may look
+    for hand in hands:
+        total = _total(hand["cards"])[0]
+        assert hand["total"] == total
+        # a round ended by a natural or a peeked dealer blackjack leaves the hand "playing"
+        # (see test_scenarios.py::test_settled_hands_are_not_playing); allowed here
+        assert hand["status"] in ("stood", "bust", "surrendered", "playing"), hand
+        if hand["status"] == "playing":
+            assert natural or dealer_bj, hand
+        assert (hand["status"] == "bust") is (total > 21)
+        assert hand["bet"] == (2.0 if hand["doubled"] else 1.0)
+        if hand["doubled"]:
+            assert len(hand["cards"]) == 3 and (rules.double_after_split or not hand["split"])
+        if hand["split"]:
+            assert len(hands) > 1 and len(hand["cards"]) >= 2
+            if hand["cards"][0] == "A" and not rules.hit_split_aces:
+                assert len(hand["cards"]) == 2
+        if hand["status"] == "surrendered":
+            assert len(hands) == 1 and len(hand["cards"]) == 2 and rules.surrender != "none"
+    # how the dealer drew
+    live = not natural and any(h["status"] == "stood" for h in hands)
+    surrendered = any(h["status"] == "surrendered" for h in hands)
+    if live and not dealer_bj:
+        for k in range(2, len(dealer) + 1):
+            total, soft = _total(dealer[:k])
+            stands = total > 17 or (total == 17 and not (soft and rules.hit_soft_17))
+            assert stands is (k == len(dealer)), f"dealer {dealer} under hit_soft_17={rules.hit_soft_17}"
+    elif rules.peek:
+        assert len(dealer) == 2
+    else:
+        late_no_peek = surrendered and rules.surrender == "late"
+        assert len(dealer) == (2 if live or natural or state == "taken" or late_no_peek else 1)
+    # what every bet pays
+    expected = []
+    for hand in hands:
+        total = hand["total"]
+        if hand["status"] == "surrendered":
+            result = -1.0 if dealer_bj and not rules.peek and rules.surrender == "late" else -0.5
+        elif natural:
+            result = 0.0 if dealer_bj else rules.blackjack_pays
+        elif dealer_bj or hand["status"] == "bust":
+            result = -hand["bet"]
+        else:
+            result = hand["bet"] * ((dealer_total > 21 or total > dealer_total) - (total < dealer_total <= 21))
+        expected.append(result)
+    if dealer_bj and not rules.peek and rules.obo and not natural and not surrendered:
+        expected = [-1.0] + [0.0] * (len(hands) - 1)
+    assert [h["result"] for h in hands] == pytest.approx(expected), (hands, dealer)
+    insurance = {"taken": 1.0 if dealer_bj else -0.5}.get(state, 0.0)
+    assert summary["insurance"] == insurance
+
+
 class ShoeLedger:
     """Card conservation: cards left in the shoe + discards since the shuffle + cards on the table
     = the full shoe, where a reshuffle (before a round, or mid-round when the shoe runs dry)
@@ -147,6 +219,7 @@ def test_random_rules_random_play(rules: Rules, seed: int, stack: list[str], cou
         assert reward == pytest.approx(sum(h["result"] for h in info["hands"]) + info["insurance"])
         assert reward == info["result"]
         assert 1 <= len(info["hands"]) <= rules.split_to
+        check_settlement(rules, info)
         for hand in info["hands"]:
             assert hand["bet"] in (1.0, 2.0)
             assert abs(hand["result"]) <= max(hand["bet"], rules.blackjack_pays)
@@ -187,13 +260,13 @@ def test_same_seed_same_round_on_a_reused_env(rules: Rules, seed: int, other: in
 CHECKED_PRESETS = ["ultimatebet", "face-up-no-hole-card", "european", "single-deck", "infinite-deck"]
 
 
-@pytest.mark.parametrize("preset", CHECKED_PRESETS)
-@pytest.mark.parametrize("count_obs", ["none", "composition"])
+@pytest.mark.parametrize(
+    ("preset", "count_obs"),
+    [(p, "none") for p in CHECKED_PRESETS] + [("ultimatebet", "composition"), ("single-deck", "hilo")],
+)
 def test_gymnasium_check_env(preset: str, count_obs: str) -> None:
     from gymnasium.utils.env_checker import check_env
 
-    if preset == "infinite-deck" and count_obs != "none":
-        pytest.skip("counting needs a finite shoe")
     env = gym.make(blackjack_env.ENV_ID, rules=preset, count_obs=count_obs)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

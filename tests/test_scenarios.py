@@ -960,3 +960,19 @@ def test_count_observations(peek: bool) -> None:
     assert obs[12:].tolist() == [13]
     obs, _ = BlackjackEnv(rules=rules, count_obs="none").reset(seed=0, options={"cards": cards})
     assert len(obs) == 12
+
+
+@pytest.mark.parametrize(
+    ("rules", "cards", "actions"),
+    [
+        ({}, "A 9 K 7", [S]),  # a natural settled at once
+        ({}, "10 K 7 A", [S]),  # a dealer blackjack found by the peek
+        ({}, "10 A 7 K", [I, S]),  # the same under an ace, insured
+        ({"surrender": "early"}, "10 10 6 A", [H]),  # early surrender declined, then the peek
+        ({"peek": False}, "A 10 K 5", [S]),  # a natural without a hole card
+    ],
+)
+def test_settled_hands_are_not_playing(rules: dict[str, Any], cards: str, actions: list[Action]) -> None:
+    """The final info describes a settled round: no hand may still read "playing" or "waiting"."""
+    played = play_round(rules, cards.split(), actions)
+    assert [h["status"] for h in played.info["hands"]] == ["stood"]
