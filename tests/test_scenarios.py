@@ -976,3 +976,22 @@ def test_settled_hands_are_not_playing(rules: dict[str, Any], cards: str, action
     """The final info describes a settled round: no hand may still read "playing" or "waiting"."""
     played = play_round(rules, cards.split(), actions)
     assert [h["status"] for h in played.info["hands"]] == ["stood"]
+
+
+def test_unknown_reset_option_is_rejected_without_cards_too() -> None:
+    """A misspelt option (``card`` for ``cards``) must not silently deal random cards."""
+    env = BlackjackEnv()
+    with pytest.raises(ValueError, match="unknown reset option 'card'"):
+        env.reset(seed=0, options={"card": ["A", "K", "A", "K"]})
+
+
+@pytest.mark.parametrize("action", [1.7, 0.5, "1"])
+def test_non_integer_action_is_rejected(action: Any) -> None:
+    """1.7 is not an action id of Discrete(7) (``action_space.contains`` says no); it must raise
+    rather than be truncated to 1 (HIT)."""
+    env = BlackjackEnv()
+    env.reset(seed=0, options={"cards": ["10", "9", "7", "8"]})
+    assert not env.action_space.contains(action)
+    with pytest.raises((ValueError, TypeError)):
+        env.step(action)
+    assert env.round_summary()["hands"][0]["cards"] == ["10", "7"]
