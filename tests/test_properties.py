@@ -47,7 +47,7 @@ RULES = st.builds(
 )
 # A stacked start for the first round, rich in pairs and aces so that deep (re)splits happen.
 STACKS = st.lists(st.sampled_from(["A", "8", "10", "K", "Q", "5", "6"]), max_size=16)
-PROPERTY_SETTINGS = settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY_SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def reward_bounds(rules: Rules) -> tuple[float, float]:

@@ -82,7 +82,9 @@ SCENARIOS = [
     # both blackjack, no hole card (A,Q vs K then A): push, 0
     sc("both-blackjack-push-no-hole", "A K Q A", [S], [{S}], [0.0], 0.0, rules=NO_HOLE),
     # no hole card: 10,5 hits 6 = 21 (three cards) vs K then A = blackjack: the dealer's
-    # blackjack beats a player 21 (text 004): -1
+    # blackjack beats a player 21 (text 004: "even if that hand's points amount to 21 (as a
+    # result of the player getting more cards)"; with a peek the player never draws against a
+    # dealer blackjack, so the sentence can only bite without one): -1
     sc("dealer-blackjack-beats-21", "10 K 5 6 A", [H], [SPLIT_HAND], [-1.0], -1.0, rules=NO_HOLE),
     # ------------------------------------------------------------------ peek
     # 10,7 vs K with an ace in the hole: the peek ends the round at once, only STAND: -1
@@ -372,6 +374,9 @@ def test_scenario_table_covers_every_rules_field() -> None:
 
 
 def test_deal_order_with_hole_card() -> None:
+    """Player, dealer up card, player, hole card (issue 2). Text 000 deals the dealer's first card
+    face down and the second face up; the env follows issue 2 (the dealer's first card is the up
+    card), which only changes which stacked position is visible, not any payout."""
     env = BlackjackEnv()
     env.reset(seed=1, options={"cards": ["2", "3", "4", "5"]})
     summary = env.round_summary()
@@ -394,7 +399,9 @@ def test_no_hole_card_deals_three_cards() -> None:
 
 
 def test_split_hands_get_their_second_card_when_play_reaches_them() -> None:
-    """After a split the first hand is finished before the second gets its card."""
+    """After a split the first hand is finished before the second gets its card (issue 2; text 004
+    says the dealer "deals one card to each" at the split, which only changes the order in which
+    stacked cards arrive, not the odds: the env follows issue 2)."""
     env = BlackjackEnv()
     env.reset(seed=3, options={"cards": ["8", "9", "8", "7", "3", "5", "4"]})
     env.step(P)
