@@ -162,6 +162,20 @@ def bj_coef(rv):
 
 
 @njit(cache=True)
+def bust_value(rv, bet, pbj):
+    """Joint value of a hand with ``bet`` out that busts, pbj counted from what is left.
+
+    Peek: a dealer blackjack would have ended the round first (joint with no blackjack).
+    No hole card, OBO: a lone busted hand loses it all (the dealer never draws), so only one
+    unit of the per-deal blackjack charge comes back. No hole card, full loss: -bet."""
+    if rv[E.R_PEEK] != 0:
+        return -bet * (1.0 - pbj)
+    if rv[E.R_OBO] != 0:
+        return -bet + pbj
+    return -bet
+
+
+@njit(cache=True)
 def deal_bj_base(rv, pbj):
     """Blackjack term the caller adds per non-natural deal for every action but surrender."""
     return -pbj if bj_coef(rv) == 0.0 else 0.0
@@ -343,9 +357,8 @@ def backward(
                         elif up == 10:
                             hits = shoe[0] - removed[0] - (1.0 if v == 0 else 0.0)
                         pb2 = hits / (n_left - 1.0) if n_left > 1.0 else 0.0
-                    bust = -(1.0 - (1.0 - c) * pb2)
-                    hit += p * bust
-                    dbl += p * 2.0 * bust
+                    hit += p * bust_value(rv, 1.0, pb2)
+                    dbl += p * bust_value(rv, 2.0, pb2)
                 else:
                     hit += p * val[nxt]
                     dbl += p * 2.0 * js[nxt]
