@@ -17,7 +17,7 @@ import pytest
 from blackjack_env import engine as E
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
-from blackjack_env.solver import dealer_probabilities, solve
+from blackjack_env.solver import dealer_probabilities, hand_ev, solve
 from blackjack_env.solver._analysis import composition_ev
 from blackjack_env.strategy import PAIR_BASE, StrategyTable, row_of_label, up_of_label
 from evaluate.runner import simulate
@@ -193,6 +193,18 @@ def test_game_ev_matches_published(case):
     basic = solve(rules).ev
     gap = cd - basic  # what a total-dependent table gives up: ~0.04% at 1 deck, ~0.003% at 6
     assert 0 <= gap < (6e-4 if rules.decks <= 2 else 1e-4)
+
+
+HANDS = load("woo_appendix9_hands.json")
+
+
+@pytest.mark.parametrize("case", HANDS["cases"], ids=lambda c: f"{c['rules']}-{c['cards']}v{c['up']}")
+def test_exact_hand_evs_match_appendix9(case):
+    """Finite shoes, exact composition: the player's cards and the up card out of the shoe."""
+    rules = Rules(**{**HANDS["common_rules"], **case["rules"]})
+    mine = hand_ev(rules, case["cards"], case["up"])
+    for action in ("stand", "hit", "double"):
+        assert mine[action] == pytest.approx(case[action], abs=1e-6), action
 
 
 def test_blackjack_payout_shifts_ev_exactly():

@@ -4,6 +4,7 @@
     sol = solve(rules)                 # cached on disk, keyed by the rules
     sol.ev, sol.table, sol.action_ev   # EV per round, StrategyTable, EVs per cell and action
     sol.evaluate(table)                # exact EV of any table and its deviations' costs
+    hand_ev(rules, [10, 6], 10)        # one exact hand's EVs (composition-dependent play)
 
 Pure math (no simulation); the model and its one approximation (splits) are described in
 :mod:`blackjack_env.solver._analysis`.
@@ -18,6 +19,7 @@ from .solution import (
     cache_dir,
     dealer_probabilities,
     evaluate,
+    hand_ev,
     rules_key,
     solve,
 )
@@ -31,6 +33,7 @@ __all__ = [
     "cache_dir",
     "dealer_probabilities",
     "evaluate",
+    "hand_ev",
     "rules_key",
     "solve",
 ]

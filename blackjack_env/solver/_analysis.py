@@ -547,3 +547,32 @@ def composition_ev(rules: Rules) -> float:
             ev_up += w * (best + K.deal_bj_base(model.rv, p))
         total_ev += model.up_prob(up) * ev_up
     return float(total_ev)
+
+
+def hand_evs(rules: Rules, cards: list[int], up: int, table: StrategyTable | None = None) -> dict[str, float]:
+    """EVs of stand, hit, double (and surrender where legal) for one exact hand.
+
+    The hand's cards and the up card are out of the shoe; after a hit the hand plays on by its
+    own composition (table None) or by the table. Frame: given no dealer blackjack where the
+    dealer peeks, as the per-decision EVs elsewhere."""
+    model = Model(rules)
+    sp = model.space
+    counts = np.zeros(10, np.int64)
+    for value in cards:
+        counts[value - 1] += 1
+    match = np.flatnonzero((sp.counts == counts).all(axis=1))
+    if len(match) != 1:
+        raise ValueError(f"cards {cards} are not a hand of two or more cards totalling at most 21")
+    h = int(match[0])
+    zeros = np.zeros(sp.size)
+    if table is None:
+        res = model.backward(up, model.base(up), -1, _initial_actions(), K.MODE_COMPOSITION, zeros, zeros)
+    else:
+        res = model.backward(up, model.base(up), -1, table.actions.copy(), K.MODE_EVALUATE, zeros, zeros)
+    norm = 1.0 - res.pbj[h] if K.bj_coef(model.rv) == 0.0 else 1.0
+    out = {"stand": res.js[h] / norm, "hit": res.jh[h] / norm}
+    if len(cards) == 2:
+        out["double"] = res.jd[h] / norm
+        if K.surrender_ok(model.rv, up):
+            out["surrender"] = res.jr[h] / norm
+    return {name: float(value) for name, value in out.items()}

@@ -19,7 +19,7 @@ from .. import engine as E
 from ..rules import Rules
 from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
 from . import _kernels as K
-from ._analysis import Analysis, analyse, shoe_vector
+from ._analysis import Analysis, analyse, hand_evs, shoe_vector
 
 #: Bump when the analysis changes, so cached results from older code are not reused.
 SOLVER_VERSION = 1
@@ -295,3 +295,21 @@ def dealer_probabilities(
         out[: K.O_BJ] /= 1.0 - out[K.O_BJ]
         out[K.O_BJ] = 0.0
     return {name: float(out[i]) for i, name in enumerate(OUTCOMES)}
+
+
+def hand_ev(
+    rules: Rules | str | Mapping[str, Any] | None,
+    cards: Iterable[int],
+    up: int,
+    table: StrategyTable | None = None,
+) -> dict[str, float]:
+    """EV of each action for one exact hand (card values, 1 = ace) against an up card.
+
+    The hand's cards and the up card are out of the shoe. After a hit the hand plays on by its
+    own composition (table None, the composition-dependent optimum) or by ``table``. Given no
+    dealer blackjack where the dealer peeks."""
+    rules = Rules.coerce(rules)
+    values = [int(v) for v in cards]
+    if not 1 <= int(up) <= 10 or not all(1 <= v <= 10 for v in values):
+        raise ValueError(f"card values must be 1 (ace) .. 10, got cards {values} and up card {up!r}")
+    return hand_evs(rules, values, int(up), table)
