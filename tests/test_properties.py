@@ -19,11 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import blackjack_env
-from blackjack_env import BlackjackEnv, Rules
+from blackjack_env import Action, BlackjackEnv, Rules
 from blackjack_env.cards import RANK_NAMES
 from blackjack_env.rules import DOUBLE_ON_CHOICES, MAX_HANDS, SURRENDER_CHOICES
 
 ROUNDS = 12  # rounds per example
+SPLIT = int(Action.SPLIT)
 MAX_STEPS = 120  # no round may take more steps than this
 
 RULES = st.builds(
@@ -45,8 +46,16 @@ RULES = st.builds(
     even_money=st.booleans(),
     penetration=st.one_of(st.just(0.0), st.floats(0.05, 0.95)),
 )
-# A stacked start for the first round, rich in pairs and aces so that deep (re)splits happen.
-STACKS = st.lists(st.sampled_from(["A", "8", "10", "K", "Q", "5", "6"]), max_size=16)
+# A stacked start for the first round: a pair (aces, 8s or unlike tens), any up and hole card,
+# then cards rich in the pair's rank, so that deep (re)splits happen.
+STACKS = st.sampled_from([("A", "A"), ("8", "8"), ("K", "Q")]).flatmap(
+    lambda pair: st.builds(
+        lambda up, hole, rest: [pair[0], up, pair[1], hole, *rest],
+        st.sampled_from(RANK_NAMES),
+        st.sampled_from(RANK_NAMES),
+        st.lists(st.sampled_from([pair[0], pair[0], pair[1], "2", "3", "10"]), max_size=16),
+    )
+)
 PROPERTY_SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -179,7 +188,9 @@ def play_random_round(
         mask = info["action_mask"]
         assert np.array_equal(mask, env.action_masks())
         assert mask.any(), "a live round must have a legal action"
-        action = int(rng.choice(np.flatnonzero(mask)))
+        # split often, so that deep splits happen
+        split = mask[SPLIT] and rng.random() < 0.8
+        action = SPLIT if split else int(rng.choice(np.flatnonzero(mask)))
         obs, reward, terminated, truncated, info = env.step(action)
         trace.append((action, obs.tolist(), reward))
         assert truncated is False
