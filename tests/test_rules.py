@@ -221,21 +221,53 @@ def test_one_preset_per_rule_text() -> None:
     assert [s.split("(")[1] for s in sources] == [f"rules-sources/00{i})" for i in range(5)]
 
 
-@pytest.mark.parametrize(
-    ("name", "fields"),
-    [
-        ("vegas-strip", {"hit_soft_17": False, "surrender": "none", "peek": True}),
-        ("downtown-h17", {"hit_soft_17": True}),
-        ("atlantic-city", {"decks": 8, "hit_soft_17": False, "surrender": "late"}),
-        ("european", {"peek": False, "obo": False, "double_on": "9-11", "hit_soft_17": False}),
-        ("single-deck", {"decks": 1, "blackjack_pays": 1.5}),
-        ("single-deck-6to5", {"decks": 1, "blackjack_pays": 1.2}),
-        ("infinite-deck", {"decks": 0}),
-    ],
-)
+COMMON_PRESETS: list[tuple[str, dict[str, Any]]] = [
+    # each dict is what the preset's description in rules.py promises
+    (
+        "vegas-strip",
+        {"decks": 4, "hit_soft_17": False, "double_after_split": True, "split_to": 4, "surrender": "none"},
+    ),
+    (
+        "vegas-strip-6d",
+        {"decks": 6, "hit_soft_17": False, "double_after_split": True, "split_to": 4, "surrender": "late"},
+    ),
+    (
+        "downtown-h17",
+        {"decks": 2, "hit_soft_17": True, "double_after_split": True, "split_to": 4, "surrender": "none"},
+    ),
+    (
+        "atlantic-city",
+        {"decks": 8, "hit_soft_17": False, "double_after_split": True, "split_to": 4, "surrender": "late"},
+    ),
+    (
+        "european",
+        {
+            "decks": 6,
+            "hit_soft_17": False,
+            "double_on": "9-11",
+            "double_after_split": True,
+            "split_to": 2,
+            "peek": False,
+            "obo": False,
+        },
+    ),
+    (
+        "single-deck",
+        {"decks": 1, "hit_soft_17": True, "double_after_split": False, "split_to": 4, "surrender": "none"},
+    ),
+    ("single-deck-6to5", {"decks": 1, "blackjack_pays": 1.2, "double_after_split": False, "split_to": 4}),
+    ("infinite-deck", {"decks": 0, "hit_soft_17": False, "double_after_split": True, "split_to": 4}),
+]
+
+
+@pytest.mark.parametrize(("name", "fields"), COMMON_PRESETS)
 def test_common_casino_presets(name: str, fields: dict[str, Any]) -> None:
     rules = Rules.preset(name)
     assert {key: getattr(rules, key) for key in fields} == fields
+
+
+def test_every_preset_is_checked() -> None:
+    assert set(RULE_TEXT_PRESETS) | {name for name, _ in COMMON_PRESETS} == set(PRESETS)
 
 
 @pytest.mark.parametrize("spelling", ["Vegas_Strip", " vegas-strip ", "VEGAS-STRIP"])
