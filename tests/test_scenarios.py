@@ -163,6 +163,40 @@ SCENARIOS = [
         -4.0,
         rules={**NO_HOLE, "obo": False},
     ),
+    # OBO with a busted double beside a live hand (ambiguous in practice: casinos take a busted
+    # bet at once; the engine documents "a dealer blackjack takes only the original bet", so the
+    # whole round costs 1): split 8s vs 10, 8,4 doubles and draws K = 22 (bust, bet 2); 8,9 = 17
+    # stands; the dealer's second card A makes blackjack: OBO -1 in all; without OBO -2 -1 = -3
+    sc(
+        "no-hole-obo-busted-double-beside-live-hand",
+        "8 10 8 4 K 9 A",
+        [P, D, S],
+        [{S, H, D, P}, SPLIT_HAND, SPLIT_HAND],
+        [-1.0, 0.0],
+        -1.0,
+        rules={**NO_HOLE, "obo": True},
+    ),
+    sc(
+        "no-hole-no-obo-busted-double-beside-live-hand",
+        "8 10 8 4 K 9 A",
+        [P, D, S],
+        [{S, H, D, P}, SPLIT_HAND, SPLIT_HAND],
+        [-2.0, -1.0],
+        -3.0,
+        rules={**NO_HOLE, "obo": False},
+    ),
+    # a lone busted double: every hand is bust, so the dealer never draws his second card and no
+    # blackjack can refund anything: 8,4 doubles, draws K = 22: -2 (OBO or not)
+    sc(
+        "no-hole-obo-lone-busted-double",
+        "8 10 4 K",
+        [D],
+        [{S, H, D}],
+        [-2.0],
+        -2.0,
+        rules={**NO_HOLE, "obo": True},
+        dealer="10",
+    ),
     # split 10s vs K: 10,A = 21 (two cards after a split, not a blackjack), 10,9 = 19 stands;
     # dealer K then A = blackjack. Without OBO both hands lose: -2; with OBO: -1.
     sc(
