@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import blackjack_env
-from blackjack_env import Action, BlackjackEnv, Rules
+from blackjack_env import Action, BlackjackEnv, Phase, Rules
 from blackjack_env.cards import RANK_NAMES
 from blackjack_env.rules import DOUBLE_ON_CHOICES, MAX_HANDS, SURRENDER_CHOICES
 
@@ -178,6 +178,29 @@ class ShoeLedger:
         self.discards += table_cards(env.round_summary())
 
 
+def check_count_observation(env: BlackjackEnv, obs: np.ndarray) -> None:
+    """What a card counter sees: the unseen cards per value (the shoe plus a hidden hole card),
+    or the Hi-Lo true count of the seen ones (rounded, clipped to [-10, 10], plus 10)."""
+    if env.count_obs == "none":
+        assert len(obs) == 12
+        return
+    unseen = np.zeros(11, np.int64)
+    for rank, n in env.shoe_counts.items():
+        unseen[min(10, RANK_NAMES.index(rank) + 1)] += n
+    summary = env.round_summary()
+    if env.rules.peek and env.phase != Phase.OVER:
+        hole = summary["dealer"]["cards"][1]
+        unseen[min(10, RANK_NAMES.index(hole) + 1)] += 1
+    if env.count_obs == "composition":
+        assert obs[12:].tolist() == unseen[1:].tolist()
+        return
+    decks = env.rules.decks
+    seen = {v: (16 if v == 10 else 4) * decks - unseen[v] for v in range(1, 11)}
+    running = sum(seen[v] for v in range(2, 7)) - seen[1] - seen[10]
+    true_count = running * 52 / max(int(unseen.sum()), 1)
+    assert obs[12:].tolist() == [max(-10, min(10, int(np.floor(true_count + 0.5)))) + 10]
+
+
 def play_random_round(
     env: BlackjackEnv, rng: np.random.Generator, obs: np.ndarray, info: dict[str, Any], ledger: ShoeLedger | None
 ) -> tuple[float, dict[str, Any], list[Any]]:
@@ -185,6 +208,7 @@ def play_random_round(
     trace: list[Any] = [obs.tolist()]
     for _ in range(MAX_STEPS):
         assert env.observation_space.contains(obs)
+        check_count_observation(env, obs)
         mask = info["action_mask"]
         assert np.array_equal(mask, env.action_masks())
         assert mask.any(), "a live round must have a legal action"
@@ -199,6 +223,7 @@ def play_random_round(
         if terminated:
             assert not info["action_mask"].any()
             assert env.observation_space.contains(obs)
+            check_count_observation(env, obs)
             return reward, info, trace
         assert reward == 0.0
     raise AssertionError(f"the round did not end within {MAX_STEPS} steps")
