@@ -1036,3 +1036,28 @@ def test_non_integer_action_is_rejected(action: Any) -> None:
     with pytest.raises((ValueError, TypeError)):
         env.step(action)
     assert env.round_summary()["hands"][0]["cards"] == ["10", "7"]
+
+
+@pytest.mark.parametrize(
+    ("decks", "same_rank"), [(1, 3 / 51), (2, 7 / 103), (0, 1 / 13)], ids=["1-deck", "2-decks", "infinite"]
+)
+def test_deal_is_a_uniform_shuffle(decks: int, same_rank: float) -> None:
+    """Fresh shoe each round (penetration 0), 20,000 deals: the first card is uniform over the 13
+    ranks (chi-square, 12 degrees of freedom, below 32.9 = the 0.1% point), and the second card
+    repeats its rank with probability 3/51 in one deck, 7/103 in two, 1/13 from an infinite deck
+    (sampling without replacement vs with it; 4.5 standard errors allowed)."""
+    env = BlackjackEnv(rules=Rules(decks=decks))
+    env.reset(seed=99)
+    rounds = 20_000
+    first: Counter[str] = Counter()
+    same = 0
+    for _ in range(rounds):
+        env.reset()
+        a, b = env.round_summary()["hands"][0]["cards"]
+        first[a] += 1
+        same += a == b
+    expected = rounds / 13
+    chi2 = sum((first[rank] - expected) ** 2 / expected for rank in blackjack_env.cards.RANK_NAMES)
+    assert chi2 < 32.9, first
+    stderr = math.sqrt(same_rank * (1 - same_rank) / rounds)
+    assert abs(same / rounds - same_rank) < 4.5 * stderr
