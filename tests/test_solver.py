@@ -207,6 +207,12 @@ def test_exact_hand_evs_match_appendix9(case):
         assert mine[action] == pytest.approx(case[action], abs=1e-6), action
 
 
+@pytest.mark.parametrize("case", GAME["basic_strategy"], ids=lambda c: c["name"])
+def test_basic_strategy_ev_matches_published(case):
+    rules = Rules(**{**GAME["common_rules"], **case["rules"]})
+    assert solve(rules).ev == pytest.approx(case["ev"], abs=1e-4)  # 0.01 percentage points
+
+
 def test_blackjack_payout_shifts_ev_exactly():
     """6:5 instead of 3:2 changes nothing but the naturals that win: 0.3 x P(natural, no dealer BJ).
 
