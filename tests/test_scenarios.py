@@ -490,6 +490,7 @@ def test_split_by_value(pair: tuple[str, str], split_by_value: bool, can_split: 
     if can_split:
         played = play_round(rules, [pair[0], "9", pair[1], "8", "10", "10"], [P, S, S])
         assert played.masks[0] == PAIR
+        assert len(played.masks) == 3 and all(S in m and H in m and D in m for m in played.masks[1:])
         assert played.results == [1.0, 1.0] and played.reward == 2.0
     else:
         played = play_round(rules, [pair[0], "9", pair[1], "8"], [S])
@@ -551,10 +552,14 @@ def test_double_on(double_on: str, cards: tuple[str, str], can_double: bool) -> 
     if "A" in cards and total + 10 <= 21:
         total += 10
     played = play_round({"double_on": double_on}, [cards[0], "10", cards[1], "8"], [S])
-    assert (D in played.masks[0]) is can_double
+    if total == 21:
+        assert played.masks == [{S}]
+    else:
+        expected = {S, H, R} | ({D} if can_double else set()) | ({P} if cards[0] == cards[1] else set())
+        assert played.masks == [expected]
     assert played.observations[0][4] == int(can_double)
-    expected = 1.5 if total == 21 else (1.0 if total > 18 else -1.0)
-    assert played.reward == expected
+    expected_reward = 1.5 if total == 21 else (1.0 if total > 18 else -1.0)
+    assert played.reward == expected_reward and played.results == [expected_reward]
 
 
 @pytest.mark.parametrize(("double_on", "allowed"), [("any", True), ("9-11", False), ("10-11", False)])
@@ -596,10 +601,12 @@ def test_dealer_hits_soft_17(h17: bool, dealer_cards_h17: str, dealer_cards_s17:
     dealer = (dealer_cards_h17 if h17 else dealer_cards_s17).split()
     cards = ["10", dealer[0], "8", *dealer[1:]]
     played = play_round({"hit_soft_17": h17}, cards, [S])
+    assert played.masks == [PLAY]
     assert played.dealer_cards == dealer
     dealer_total = played.info["dealer"]["total"]
     assert dealer_total >= 17
     assert played.reward == {17: 1.0, 18: 0.0, 19: -1.0, 20: -1.0}[dealer_total]
+    assert played.results == [played.reward]
 
 
 @pytest.mark.parametrize("preset", ["ultimatebet", "face-up-no-hole-card", "six-deck-h17-split-4x"])
@@ -607,14 +614,15 @@ def test_h17_presets_hit_soft_17(preset: str) -> None:
     # 10,8 vs 6,A (or 6 then A): H17 draws 3 = 20: -1
     cards = ["10", "6", "8", "A", "3"]
     played = play_round(preset, cards, [S])
-    assert played.dealer_cards == ["6", "A", "3"] and played.reward == -1.0
+    assert played.dealer_cards == ["6", "A", "3"] and played.reward == -1.0 and played.results == [-1.0]
 
 
 @pytest.mark.parametrize("preset", ["online-s17", "hole-card-s17"])
 def test_s17_presets_stand_on_soft_17(preset: str) -> None:
     # 10,8 vs 6,A = soft 17 stands: 18 beats 17: +1
     played = play_round(preset, ["10", "6", "8", "A"], [S])
-    assert played.dealer_cards == ["6", "A"] and played.reward == 1.0
+    assert played.masks == [{S, H, D}]  # neither text offers surrender
+    assert played.dealer_cards == ["6", "A"] and played.reward == 1.0 and played.results == [1.0]
 
 
 # --------------------------------------------------------------------------- naturals are one step
