@@ -1069,3 +1069,15 @@ def test_deal_is_a_uniform_shuffle(decks: int, same_rank: float) -> None:
     assert chi2 < 32.9, first
     stderr = math.sqrt(same_rank * (1 - same_rank) / rounds)
     assert abs(same / rounds - same_rank) < 4.5 * stderr
+
+
+def test_render_insurance_question_through_gymnasium_make() -> None:
+    env = gym.make(blackjack_env.ENV_ID, render_mode="ansi")
+    env.reset(seed=0, options={"cards": ["10", "A", "9", "7"]})
+    text = env.render()
+    assert "Dealer: A ??" in text
+    assert "Insurance: offered" in text
+    assert "Legal: INSURANCE, NO_INSURANCE" in text
+    env.step(I)
+    assert "Insurance: taken" in env.render()
+    env.close()
