@@ -34,7 +34,7 @@ from .. import engine as E
 from ..rules import Rules
 from ..strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable
 from . import _kernels as K
-from ._space import HandSpace, hand_space
+from ._space import HandSpace, dealer_space, hand_space
 
 FLOOR = 1e-9  # weight given to unreachable hands so every row still gets defined EVs
 MAX_PASSES = 8
@@ -94,6 +94,12 @@ def dealer_cache(rules: Rules) -> Dict:
     return _DEALER_CACHES[key]
 
 
+def dealer_arrays(hit_soft_17: bool) -> tuple[np.ndarray, ...]:
+    """The dealer space as the tuple of arrays the kernels take."""
+    ds = dealer_space(hit_soft_17)
+    return (ds.counts, ds.n_cards, ds.start, ds.child, ds.outcome)
+
+
 def clear_dealer_caches() -> None:
     """Free the dealer-outcome memos (they grow to a few hundred thousand entries per shoe)."""
     _DEALER_CACHES.clear()
@@ -108,6 +114,7 @@ class Model:
         self.shoe, self.infinite = shoe_vector(rules)
         self.space: HandSpace = hand_space()
         self.cache = dealer_cache(rules)
+        self.dealer = dealer_arrays(rules.hit_soft_17)
         sp = self.space
         self.natural_id = sp.two_card[(1, 10)]
         self.two = np.flatnonzero(sp.n_cards == 2)
@@ -196,6 +203,7 @@ class Model:
             mode,
             w2,
             wm,
+            self.dealer,
             self.cache,
             r.js,
             r.jh,

@@ -31,56 +31,35 @@ NEG = -1e300
 
 
 @njit(cache=True)
-def dealer_fill(rem, n_rem, up, h17, infinite, probs, out):
+def dealer_fill(rem, n_rem, up, infinite, probs, ds_counts, ds_n, ds_start, ds_child, ds_outcome, reach, out):
     """Dealer final-total distribution (before the peek) from the up card and what is left.
 
-    ``rem`` (counts, restored on return) is what the hole card and hits are drawn from."""
+    ``rem``/``n_rem``: the cards the hole card and hits come from (or ``probs`` when infinite).
+    A forward pass over the dealer's unfinished hands (see ``_space.DealerSpace``); ``reach`` is
+    scratch space of the dealer-space size."""
     out[:] = 0.0
-    hard = np.empty(32, np.int64)
-    ace = np.empty(32, np.bool_)
-    prob = np.empty(32, np.float64)
-    nxt = np.empty(32, np.int64)
-    hard[0] = up
-    ace[0] = up == 1
-    prob[0] = 1.0
-    nxt[0] = 0
-    d = 0
-    while d >= 0:
-        r = nxt[d]
-        if r == 10:
-            d -= 1
-            if d >= 0 and not infinite:
-                rem[nxt[d] - 1] += 1.0
-                n_rem += 1.0
+    first = ds_start[up - 1]
+    last = ds_start[up]
+    reach[first:last] = 0.0
+    reach[first] = 1.0
+    for i in range(first, last):
+        p = reach[i]
+        if p == 0.0:
             continue
-        nxt[d] = r + 1
-        if infinite:
-            pr = probs[r]
-        else:
-            if rem[r] <= 0.0:
-                continue
-            pr = rem[r] / n_rem
-        p = prob[d] * pr
-        h = hard[d] + r + 1
-        a = ace[d] or r == 0
-        total = h + 10 if a and h + 10 <= 21 else h
-        if total > 21:
-            out[O_BUST] += p
-            continue
-        if total >= 17 and not (h17 and total == 17 and a and h + 10 == 17):
-            if d == 0 and total == 21:
-                out[O_BJ] += p
+        left = n_rem - ds_n[i]
+        for v in range(10):
+            if infinite:
+                pr = p * probs[v]
             else:
-                out[total - 17] += p
-            continue
-        if not infinite:
-            rem[r] -= 1.0
-            n_rem -= 1.0
-        d += 1
-        hard[d] = h
-        ace[d] = a
-        prob[d] = p
-        nxt[d] = 0
+                c = rem[v] - ds_counts[i, v]
+                if c <= 0.0:
+                    continue
+                pr = p * c / left
+            end = ds_outcome[i, v]
+            if end >= 0:
+                out[end] += pr
+            else:
+                reach[ds_child[i, v]] += pr
 
 
 @njit(cache=True)
@@ -92,7 +71,7 @@ def _cache_key(up, removed):
 
 
 @njit(cache=True)
-def dealer_cached(up, removed, shoe, infinite, h17, cache, rem, out):
+def dealer_cached(up, removed, shoe, infinite, ds, cache, rem, reach, out):
     """dealer_fill for shoe minus removed, memoised per (up, removed) in a typed dict."""
     key = up if infinite else _cache_key(up, removed)
     if key in cache:
@@ -102,7 +81,8 @@ def dealer_cached(up, removed, shoe, infinite, h17, cache, rem, out):
     for v in range(10):
         rem[v] = shoe[v] - removed[v] if not infinite else 0.0
         n_rem += rem[v]
-    dealer_fill(rem, n_rem, up, h17, infinite, shoe, out)
+    ds_counts, ds_n, ds_start, ds_child, ds_outcome = ds
+    dealer_fill(rem, n_rem, up, infinite, shoe, ds_counts, ds_n, ds_start, ds_child, ds_outcome, reach, out)
     cache[key] = out.copy()
 
 
@@ -264,6 +244,7 @@ def backward(
     mode,
     w2,
     wm,
+    ds,
     cache,
     js,
     jh,
@@ -288,9 +269,10 @@ def backward(
     w2 / wm: weights of each hand as a two-card first decision / as a multi-card hand.
     Writes per hand: js, jh, jd (per unit bet, joint values), jr, val (multi-card policy value),
     pbj (chance of a dealer blackjack from what is left); per row: weighted sums for decisions.
+    ds: the dealer space arrays for the rules' soft-17 rule (counts, n_cards, start, child, outcome).
     """
-    h17 = rv[E.R_H17] != 0
     c = bj_coef(rv)
+    reach = np.empty(len(ds[1]), np.float64)
     removed = np.empty(10, np.int64)
     probs = np.empty(10, np.float64)
     rem = np.empty(10, np.float64)
@@ -327,7 +309,7 @@ def backward(
             pb = bj_prob(up, probs)
             pbj[h] = pb
             t = total[h]
-            dealer_cached(up, removed, shoe, infinite, h17, cache, rem, dist)
+            dealer_cached(up, removed, shoe, infinite, ds, cache, rem, reach, dist)
             s = dist[O_BUST] - c * dist[O_BJ]
             for o in range(5):
                 d_total = 17 + o

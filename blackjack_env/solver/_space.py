@@ -95,3 +95,72 @@ def hand_space() -> HandSpace:
         by_cards=np.argsort(n_cards, kind="stable").astype(np.int64),
         two_card=two_card,
     )
+
+
+@dataclass(frozen=True)
+class DealerSpace:
+    """The dealer's unfinished hands (cards drawn after the up card), one block per up card.
+
+    A forward pass over these multisets, in order of size, gives the dealer's final totals with
+    one step per distinct multiset instead of one per card order (about ten times fewer)."""
+
+    counts: np.ndarray  # int64[K, 10] cards drawn after the up card (hole card included)
+    n_cards: np.ndarray  # int64[K]
+    start: np.ndarray  # int64[11]: block of up card u is start[u-1]:start[u] (start[10] = K)
+    child: np.ndarray  # int64[K, 10] the unfinished hand after drawing a value, -1 if finished
+    outcome: np.ndarray  # int64[K, 10] outcome index (17..21 -> 0..4, 5 bust, 6 blackjack) or -1
+
+
+@cache
+def dealer_space(hit_soft_17: bool) -> DealerSpace:
+    """Enumerate the dealer's unfinished hands for every up card once per process."""
+
+    def finished(up: int, drawn: tuple[int, ...]) -> int:
+        hard = up + sum((v + 1) * k for v, k in enumerate(drawn))
+        aces = (up == 1) + drawn[0]
+        total = hard + 10 if aces and hard + 10 <= 21 else hard
+        if total > 21:
+            return 5
+        if total < 17 or (hit_soft_17 and total == 17 and aces and hard + 10 == 17):
+            return -1
+        if sum(drawn) == 1 and total == 21:
+            return 6
+        return total - 17
+
+    blocks: list[list[tuple[int, ...]]] = []
+    for up in range(1, 11):
+        level = [(0,) * 10]
+        states = []
+        seen = set(level)
+        while level:
+            states.extend(level)
+            nxt = []
+            for drawn in level:
+                for v in range(10):
+                    grown = list(drawn)
+                    grown[v] += 1
+                    key = tuple(grown)
+                    if finished(up, key) < 0 and key not in seen:
+                        seen.add(key)
+                        nxt.append(key)
+            level = nxt
+        blocks.append(states)
+    start = np.zeros(11, np.int64)
+    start[1:] = np.cumsum([len(b) for b in blocks])
+    flat = [d for b in blocks for d in b]
+    index = [{d: start[u] + i for i, d in enumerate(b)} for u, b in enumerate(blocks)]
+    child = np.full((len(flat), 10), -1, np.int64)
+    outcome = np.full((len(flat), 10), -1, np.int64)
+    for u, b in enumerate(blocks):
+        for i, drawn in enumerate(b):
+            for v in range(10):
+                grown = list(drawn)
+                grown[v] += 1
+                key = tuple(grown)
+                end = finished(u + 1, key)
+                if end >= 0:
+                    outcome[start[u] + i, v] = end
+                else:
+                    child[start[u] + i, v] = index[u][key]
+    counts = np.array(flat, np.int64)
+    return DealerSpace(counts=counts, n_cards=counts.sum(axis=1), start=start, child=child, outcome=outcome)

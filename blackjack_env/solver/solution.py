@@ -19,7 +19,7 @@ from .. import engine as E
 from ..rules import Rules
 from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
 from . import _kernels as K
-from ._analysis import Analysis, analyse, hand_evs, shoe_vector
+from ._analysis import Analysis, analyse, dealer_arrays, hand_evs, shoe_vector
 
 #: Bump when the analysis changes, so cached results from older code are not reused.
 SOLVER_VERSION = 1
@@ -290,7 +290,8 @@ def dealer_probabilities(
         if (rem < 0).any():
             raise ValueError("more cards removed than the shoe holds")
     out = np.zeros(K.N_OUT)
-    K.dealer_fill(rem, float(rem.sum()), int(up), rules.hit_soft_17, infinite, shoe, out)
+    ds = dealer_arrays(rules.hit_soft_17)
+    K.dealer_fill(rem, float(rem.sum()), int(up), infinite, shoe, *ds, np.zeros(len(ds[1])), out)
     if after_peek:
         out[: K.O_BJ] /= 1.0 - out[K.O_BJ]
         out[K.O_BJ] = 0.0
