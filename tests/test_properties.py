@@ -263,21 +263,28 @@ def test_random_rules_random_play(rules: Rules, seed: int, stack: list[str], cou
             ledger.end_round(env)
 
 
-def _rounds(env: BlackjackEnv, seed: int, rounds: int, policy_seed: int) -> list[Any]:
+def _rounds(env: BlackjackEnv, seed: int, rounds: int, policy_seed: int, stack: list[str] | None = None) -> list[Any]:
     rng = np.random.default_rng(policy_seed)
     out = []
     for i in range(rounds):
-        obs, info = env.reset(seed=seed if i == 0 else None)
+        options = {"cards": stack} if i == 0 and stack else None
+        obs, info = env.reset(seed=seed if i == 0 else None, options=options)
         reward, info, trace = play_random_round(env, rng, obs, info, None)
         out.append((trace, info["hands"], info["dealer"], reward))
     return out
 
 
 @PROPERTY_SETTINGS
-@given(rules=RULES, seed=st.integers(0, 2**32 - 1))
-def test_same_seed_same_rounds(rules: Rules, seed: int) -> None:
-    """Two fresh envs with one seed and one policy play identical rounds."""
-    assert _rounds(BlackjackEnv(rules=rules), seed, 5, 1) == _rounds(BlackjackEnv(rules=rules), seed, 5, 1)
+@given(rules=RULES, seed=st.integers(0, 2**32 - 1), stack=st.one_of(st.none(), STACKS))
+def test_same_seed_same_rounds(rules: Rules, seed: int, stack: list[str] | None) -> None:
+    """Two fresh envs with one seed, one policy (and the same stacked cards) play identical rounds."""
+    if stack and not rules.infinite:
+        stack = [c for i, c in enumerate(stack) if stack[: i + 1].count(c) <= 4 * rules.decks]
+    first = _rounds(BlackjackEnv(rules=rules), seed, 5, 1, stack)
+    assert first == _rounds(BlackjackEnv(rules=rules), seed, 5, 1, stack)
+    if stack:
+        _, hands, dealer, _ = first[0]
+        assert hands[0]["cards"][0] == stack[0] and dealer["cards"][0] == stack[1]
 
 
 @settings(max_examples=40, deadline=None)
