@@ -284,6 +284,17 @@ SCENARIOS = [
     sc("early-surrender-declined-vs-blackjack", "10 10 6 A", [H], [PLAY], [-1.0], -1.0, rules={"surrender": "early"}),
     # early surrender vs an ace (after the insurance question): -0.5
     sc("early-surrender-vs-ace-blackjack", "10 A 6 K", [N, R], [ASK, PLAY], [-0.5], -0.5, rules={"surrender": "early"}),
+    # insured, then early surrender vs A,K: insurance is a separate bet: -0.5 + 1 = +0.5
+    sc(
+        "early-surrender-insured-vs-ace-blackjack",
+        "10 A 6 K",
+        [I, R],
+        [ASK, PLAY],
+        [-0.5],
+        0.5,
+        insurance=1.0,
+        rules={"surrender": "early"},
+    ),
     # late surrender vs an ace: the peek comes first and ends the round: -1, no surrender
     sc("late-surrender-too-late-vs-ace-blackjack", "10 A 6 K", [N, S], [ASK, {S}], [-1.0], -1.0),
     # ------------------------------------------------------------------ splitting
