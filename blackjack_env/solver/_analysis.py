@@ -49,7 +49,7 @@ def shoe_vector(rules: Rules) -> tuple[np.ndarray, bool]:
 
 @dataclass
 class UpResult:
-    """Per-hand values against one up card (arrays over the hand space)."""
+    """Per-hand values against one up card (arrays over the hand space) and per-row sums."""
 
     js: np.ndarray
     jh: np.ndarray
@@ -57,12 +57,7 @@ class UpResult:
     jr: np.ndarray
     val: np.ndarray
     pbj: np.ndarray
-    cell_a2: np.ndarray  # [N_ROWS, 5]
-    cell_w2: np.ndarray
-    cell_w2n: np.ndarray
-    cell_am: np.ndarray  # [N_ROWS, 2]
-    cell_wm: np.ndarray
-    cell_wmn: np.ndarray
+    cells: np.ndarray  # [N_ROWS, K.N_CELL] (see the C_* columns in _kernels)
 
 
 @dataclass
@@ -74,9 +69,11 @@ class Analysis:
     insurance: np.ndarray  # bool[2]
     action_ev: np.ndarray  # float[38, 10, 5], NaN where an action is never legal there
     freq: np.ndarray  # float[38, 10] chance per round of deciding in that cell
-    obj: np.ndarray  # float[38, 10, 5] weighted sums for two-card first decisions
-    obj_multi: np.ndarray  # float[38, 10, 2] weighted sums for multi-card hands
-    legal2: np.ndarray  # bool[38, 10, 5]
+    obj: np.ndarray  # float[38, 10, 5] weighted value sums of unsplit two-card first decisions
+    obj_split: np.ndarray  # float[38, 10, 5] the same for two-card split hands
+    obj_multi: np.ndarray  # float[38, 10, 2] the same for multi-card hands (stand, hit)
+    legal2: np.ndarray  # bool[38, 10, 5] legal for an unsplit two-card hand
+    legal_split: np.ndarray  # bool[38, 10, 5] legal for a two-card split hand
     passes: int
 
 
@@ -171,20 +168,11 @@ class Model:
         need: int,
         actions: np.ndarray,
         mode: int,
-        w2: np.ndarray,
-        wm: np.ndarray,
+        weights: np.ndarray,
     ) -> UpResult:
         sp = self.space
         m = sp.size
-        r = UpResult(
-            *(np.zeros(m) for _ in range(6)),
-            np.zeros((N_ROWS, 5)),
-            np.zeros(N_ROWS),
-            np.zeros(N_ROWS),
-            np.zeros((N_ROWS, 2)),
-            np.zeros(N_ROWS),
-            np.zeros(N_ROWS),
-        )
+        r = UpResult(*(np.zeros(m) for _ in range(6)), np.zeros((N_ROWS, K.N_CELL)))
         K.backward(
             up,
             base_removed,
@@ -201,8 +189,7 @@ class Model:
             sp.cell_row,
             actions,
             mode,
-            w2,
-            wm,
+            weights,
             self.dealer,
             self.cache,
             r.js,
@@ -211,12 +198,7 @@ class Model:
             r.jr,
             r.val,
             r.pbj,
-            r.cell_a2,
-            r.cell_w2,
-            r.cell_w2n,
-            r.cell_am,
-            r.cell_wm,
-            r.cell_wmn,
+            r.cells,
         )
         return r
 
@@ -229,48 +211,56 @@ class Model:
         legal[E.SPLIT] = pair
         return legal
 
+    def legal_split(self, total: int) -> np.ndarray:
+        """Legal actions of a two-card split hand that may be played on (no surrender)."""
+        legal = np.zeros(5, np.bool_)
+        legal[E.STAND] = legal[E.HIT] = True
+        legal[E.DOUBLE] = self.rules.double_after_split and bool(K.double_ok(self.rv, total))
+        return legal
+
     def first_actions(self, up: int, actions: np.ndarray) -> np.ndarray:
-        """The action each hand takes first under a table (two-card: unsplit first decision)."""
+        """The action each hand takes first under a table, per role (W_DEAL, W_SPLIT, W_MULTI)."""
         sp = self.space
-        first = np.zeros(sp.size, np.int64)
+        first = np.zeros((3, sp.size), np.int64)
         col = up - 1
         for h in range(sp.size):
             row = sp.row[h]
+            order = actions[row, col]
             if sp.n_cards[h] == 2:
+                total = int(sp.total[h])
+                first[K.W_SPLIT, h] = K.first_legal(order, self.legal_split(total))
                 if self.split_frac[h] > 0:
-                    row = PAIR_BASE + self.pair_value[h] - 1
-                legal = self.legal2(up, int(sp.total[h]), self.split_frac[h] > 0)
-                first[h] = K.first_legal(actions[row, col], legal)
+                    order = actions[PAIR_BASE + self.pair_value[h] - 1, col]
+                first[K.W_DEAL, h] = K.first_legal(order, self.legal2(up, total, self.split_frac[h] > 0))
             else:
-                first[h] = K.first_of(actions[row, col], E.STAND, E.HIT)
+                first[K.W_MULTI, h] = K.first_of(order, E.STAND, E.HIT)
         return first
 
-    def reach(self, up: int, actions: np.ndarray | None, wdeal: np.ndarray) -> np.ndarray:
-        """Multi-card reach weights under a table (None: hit everything, for the floor)."""
+    def reach(self, up: int, actions: np.ndarray | None, weights: np.ndarray) -> None:
+        """Fill weights[W_MULTI] from the two-card weights (actions None: hit everything)."""
         sp = self.space
-        wm = np.zeros(sp.size)
-        first = self.first_actions(up, actions) if actions is not None else np.zeros(sp.size, np.int64)
+        first = self.first_actions(up, actions) if actions is not None else np.zeros((3, sp.size), np.int64)
         K.forward(
             up,
             self.base(up),
             self.shoe,
             self.infinite,
-            self.rv,
             sp.counts,
             sp.n_cards,
             sp.total,
             sp.child,
             sp.by_cards,
             first,
-            wdeal,
+            weights,
             actions is None,
-            wm,
         )
-        return wm
 
     # ------------------------------------------------------------------ splits
-    def split_values(self, up: int, pair: int, actions: np.ndarray, composition: bool = False) -> float:
-        """Joint EV of splitting an initial pair of ``pair`` against ``up`` (all hands, per unit).
+    def split_values(
+        self, up: int, pair: int, actions: np.ndarray, composition: bool = False
+    ) -> tuple[float, np.ndarray]:
+        """Joint EV of splitting an initial pair of ``pair`` against ``up`` (all hands, per unit),
+        and the expected number of split hands that end up holding each second card.
 
         composition: every split hand takes its own best action and always resplits."""
         rules = self.rules
@@ -289,7 +279,7 @@ class Model:
             k_max = max(2, min(2 * n_max, avail))
         ids = [sp.two_card[tuple(sorted((pair, v + 1)))] for v in range(10)]
         pair_row = actions[PAIR_BASE + pv, col]
-        zeros = np.zeros(sp.size)
+        zeros = np.zeros((3, sp.size))
         vals: dict[int, tuple[np.ndarray, np.ndarray, bool]] = {}
 
         def hand_value(res: UpResult, h: int, order: np.ndarray) -> float:
@@ -309,7 +299,7 @@ class Model:
             if k not in vals:
                 removed = self.base(up, pair, k - 1)
                 mode = K.MODE_COMPOSITION if composition else K.MODE_EVALUATE
-                res = self.backward(up, removed, pv, actions, mode, zeros, zeros)
+                res = self.backward(up, removed, pv, actions, mode, zeros)
                 v = np.zeros(10)
                 for r in range(10):
                     h = ids[r]
@@ -326,28 +316,34 @@ class Model:
             return vals[k]
 
         @cache
-        def pending(n: int, waiting: int, k: int) -> float:
+        def pending(n: int, waiting: int, k: int) -> np.ndarray:
+            """[value, hands ending with each second card] of the hands still to be dealt to."""
+            out = np.zeros(11)
             if waiting == 0:
-                return 0.0
+                return out
             v, q_and_declined, resplit = values(k)
             if len(q_and_declined) == 1:
-                return 0.0
+                return out
             q, declined = q_and_declined[:10], q_and_declined[10]
-            total = 0.0
             for r in range(10):
                 if q[r] == 0.0:
                     continue
                 if r == pv:
                     can = n < n_max and may_resplit
                     if can and resplit:
-                        total += q[r] * pending(n + 1, waiting + 1, k + 1)
-                    else:
-                        total += q[r] * ((declined if can else v[r]) + pending(n, waiting - 1, k + 1))
+                        out += q[r] * pending(n + 1, waiting + 1, k + 1)
+                        continue
+                    rest = pending(n, waiting - 1, k + 1)
+                    out[0] += q[r] * (declined if can else v[r])
                 else:
-                    total += q[r] * (v[r] + pending(n, waiting - 1, k))
-            return total
+                    rest = pending(n, waiting - 1, k)
+                    out[0] += q[r] * v[r]
+                out[1 + r] += q[r]
+                out += q[r] * rest
+            return out
 
-        return pending(2, 2, 2)
+        result = pending(2, 2, 2)
+        return float(result[0]), result[1:]
 
 
 def _pair_order(ev: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -376,77 +372,145 @@ def analyse(rules: Rules, table: StrategyTable | None = None) -> Analysis:
     """Optimise the table for the rules (table None) or evaluate the given table exactly."""
     model = Model(rules)
     sp = model.space
+    ups = range(1, 11)
     optimize = table is None
     actions = _initial_actions() if optimize else table.actions.copy()
-    wdeal = {up: model.deal_weights(up) for up in range(1, 11)}
-    floor = {up: FLOOR * model.reach(up, None, wdeal[up]) for up in range(1, 11)}
-    w2t = {}
-    for up in range(1, 11):
+    mode = K.MODE_OPTIMIZE if optimize else K.MODE_EVALUATE
+    wdeal = {up: model.deal_weights(up) for up in ups}
+    floor = {}
+    deal_w = {}
+    for up in ups:
+        reachable = np.zeros((3, sp.size))
+        reachable[K.W_DEAL] = wdeal[up]
+        model.reach(up, None, reachable)
+        floor[up] = FLOOR * reachable  # every hand a little weight, so every row has EVs
+        floor[up][K.W_SPLIT] = 0.0
         w = wdeal[up] * (1.0 - model.split_frac)
-        w[model.natural_id] = 0.0  # a natural is settled at once; the floor still prices its row
-        w2t[up] = w + FLOOR * wdeal[up] * model.split_frac
-        w2t[up][model.natural_id] += FLOOR * wdeal[up][model.natural_id]
+        w[model.natural_id] = 0.0  # settled at once; the floor still prices its row
+        deal_w[up] = w
+    split_ev = np.zeros((11, 11))
+    split_count = np.zeros((11, 11, 10))
+    if not optimize:
+        _pair_rows(model, actions, None, wdeal, split_ev, split_count, optimize=False)
     results: dict[int, UpResult] = {}
-    passes = 0
     weights_from = actions.copy()
+    passes = 0
     while True:
         passes += 1
         previous = actions.copy()
-        for up in range(1, 11):
-            wm = model.reach(up, weights_from, wdeal[up]) + floor[up]
-            mode = K.MODE_OPTIMIZE if optimize else K.MODE_EVALUATE
-            results[up] = model.backward(up, model.base(up), -1, actions, mode, w2t[up], wm)
-        if not optimize or passes >= MAX_PASSES:
-            break
-        if np.array_equal(previous[:PAIR_BASE], actions[:PAIR_BASE]) and passes > 1:
+        for up in ups:
+            weights = np.zeros((3, sp.size))
+            weights[K.W_DEAL] = deal_w[up]
+            weights[K.W_SPLIT] = _split_weights(model, weights_from, up, wdeal[up], split_count[up])
+            model.reach(up, weights_from, weights)
+            results[up] = model.backward(up, model.base(up), -1, actions, mode, weights + floor[up])
+        if optimize:
+            _pair_rows(model, actions, results, wdeal, split_ev, split_count, optimize=True)
+        if not optimize or passes >= MAX_PASSES or (passes > 1 and np.array_equal(previous, actions)):
             break
         weights_from = actions.copy()
+    return _summarise(model, table, actions, results, wdeal, split_ev, passes)
 
-    # pair rows: the initial pair's own EVs, split included
-    split_ev = np.zeros((11, 11))
+
+def _split_weights(model: Model, actions: np.ndarray, up: int, wdeal: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """How often each two-card split hand is decided: split deals times hands per second card."""
+    sp = model.space
+    w = np.zeros(sp.size)
+    col = up - 1
+    for pair in range(1, 11):
+        h = sp.two_card[(pair, pair)]
+        if model.split_frac[h] == 0 or (pair == 1 and not model.rules.hit_split_aces):
+            continue  # no split, or split aces that get one card: nothing to decide
+        legal = model.legal2(up, int(sp.total[h]), True)
+        if K.first_legal(actions[PAIR_BASE + pair - 1, col], legal) != E.SPLIT:
+            continue
+        for r in range(10):
+            w[sp.two_card[tuple(sorted((pair, r + 1)))]] += wdeal[h] * model.split_frac[h] * counts[pair, r]
+    return w
+
+
+def _pair_rows(
+    model: Model,
+    actions: np.ndarray,
+    results: dict[int, UpResult] | None,
+    wdeal: dict[int, np.ndarray],
+    split_ev: np.ndarray,
+    split_count: np.ndarray,
+    optimize: bool,
+) -> None:
+    """Split values and counts for every (up, pair); when optimising, each pair row's order."""
+    sp = model.space
+    for up in range(1, 11):
+        col = up - 1
+        for pair in range(1, 11):
+            row = PAIR_BASE + pair - 1
+            if optimize:
+                # resplits are assumed while the value is computed
+                actions[row, col] = [E.SPLIT, E.HIT, E.STAND, E.DOUBLE, E.SURRENDER]
+            if model.rules.split_to >= 2:
+                split_ev[up, pair], split_count[up, pair] = model.split_values(up, pair, actions)
+            if optimize and results is not None:
+                h = sp.two_card[(pair, pair)]
+                legal = model.legal2(up, int(sp.total[h]), model.rules.split_to >= 2)
+                res = results[up]
+                joint = np.array([res.js[h], res.jh[h], res.jd[h], split_ev[up, pair], res.jr[h]])
+                actions[row, col] = _pair_order(np.where(legal, joint, -np.inf), legal)
+
+
+def _summarise(
+    model: Model,
+    table: StrategyTable | None,
+    actions: np.ndarray,
+    results: dict[int, UpResult],
+    wdeal: dict[int, np.ndarray],
+    split_ev: np.ndarray,
+    passes: int,
+) -> Analysis:
+    """Per-cell EVs, frequencies and decision sums, and the round's EV."""
+    rules = model.rules
+    sp = model.space
     action_ev = np.full((N_ROWS, N_UP, N_PLAY), np.nan)
     obj = np.zeros((N_ROWS, N_UP, N_PLAY))
+    obj_split = np.zeros((N_ROWS, N_UP, N_PLAY))
     obj_multi = np.zeros((N_ROWS, N_UP, 2))
     legal2 = np.zeros((N_ROWS, N_UP, N_PLAY), np.bool_)
+    legal_split = np.zeros((N_ROWS, N_UP, N_PLAY), np.bool_)
     freq = np.zeros((N_ROWS, N_UP))
+    peek_frame = K.bj_coef(model.rv) == 0.0
     for up in range(1, 11):
         col = up - 1
         res = results[up]
         pu = model.up_prob(up)
         for pair in range(1, 11):
             h = sp.two_card[(pair, pair)]
-            legal = model.legal2(up, int(sp.total[h]), rules.split_to >= 2)
-            if optimize:
-                # resplits are assumed while the value is computed
-                actions[PAIR_BASE + pair - 1, col] = [E.SPLIT, E.HIT, E.STAND, E.DOUBLE, E.SURRENDER]
-            split_ev[up, pair] = model.split_values(up, pair, actions) if rules.split_to >= 2 else 0.0
-            joint = np.array([res.js[h], res.jh[h], res.jd[h], split_ev[up, pair], res.jr[h]])
-            norm = 1.0 - res.pbj[h] if K.bj_coef(model.rv) == 0.0 else 1.0
-            ev = np.where(legal, joint / norm, np.nan)
             row = PAIR_BASE + pair - 1
-            if optimize:
-                actions[row, col] = _pair_order(np.nan_to_num(ev, nan=-np.inf), legal)
-            action_ev[row, col] = ev
+            legal = model.legal2(up, int(sp.total[h]), rules.split_to >= 2)
+            joint = np.array([res.js[h], res.jh[h], res.jd[h], split_ev[up, pair], res.jr[h]])
+            norm = 1.0 - res.pbj[h] if peek_frame else 1.0
             weight = wdeal[up][h] * model.split_frac[h]
+            action_ev[row, col] = np.where(legal, joint / norm, np.nan)
             obj[row, col] = np.where(legal, joint * weight, 0.0)
             legal2[row, col] = legal
             freq[row, col] = pu * weight * norm
         for row in range(PAIR_BASE):
-            w2n, wmn = res.cell_w2n[row], res.cell_wmn[row]
-            ids = np.flatnonzero((sp.row == row) & (sp.n_cards == 2))
-            total = int(sp.total[ids[0]]) if len(ids) else int(sp.total[sp.row == row][0])
-            legal = model.legal2(up, total, False)
-            legal2[row, col] = legal
-            obj[row, col] = np.where(legal, res.cell_a2[row], 0.0)
-            obj_multi[row, col] = res.cell_am[row]
-            freq[row, col] = pu * (w2n + wmn)
-            if res.cell_w2[row] > 0:
-                action_ev[row, col] = np.where(legal, res.cell_a2[row] / w2n, np.nan)
-            elif res.cell_wm[row] > 0:
-                action_ev[row, col, :2] = res.cell_am[row] / wmn
-
+            c = res.cells[row]
+            ids = np.flatnonzero(sp.row == row)
+            two = ids[sp.n_cards[ids] == 2]
+            total = int(sp.total[two[0]] if len(two) else sp.total[ids[0]])
+            legal2[row, col] = model.legal2(up, total, False)
+            legal_split[row, col] = model.legal_split(total)
+            obj[row, col] = np.where(legal2[row, col], c[K.C_A2 : K.C_A2 + 5], 0.0)
+            obj_split[row, col] = np.where(legal_split[row, col], c[K.C_AS : K.C_AS + 5], 0.0)
+            obj_multi[row, col] = c[K.C_AM : K.C_AM + 2]
+            freq[row, col] = pu * (c[K.C_W2N] + c[K.C_WSN] + c[K.C_WMN])
+            if c[K.C_W2] > 0:
+                action_ev[row, col] = np.where(legal2[row, col], c[K.C_A2 : K.C_A2 + 5] / c[K.C_W2N], np.nan)
+            elif c[K.C_WS] > 0:
+                action_ev[row, col] = np.where(legal_split[row, col], c[K.C_AS : K.C_AS + 5] / c[K.C_WSN], np.nan)
+            elif c[K.C_WM] > 0:
+                action_ev[row, col, :2] = c[K.C_AM : K.C_AM + 2] / c[K.C_WMN]
     insurance = table.insurance.copy() if table is not None else np.zeros(2, np.bool_)
-    ev = _round_ev(model, rules, actions, insurance, results, wdeal, split_ev, optimize)
+    ev = _round_ev(model, rules, actions, insurance, results, wdeal, split_ev, table is None)
     return Analysis(
         ev=ev,
         actions=actions,
@@ -454,8 +518,10 @@ def analyse(rules: Rules, table: StrategyTable | None = None) -> Analysis:
         action_ev=action_ev,
         freq=freq,
         obj=obj,
+        obj_split=obj_split,
         obj_multi=obj_multi,
         legal2=legal2,
+        legal_split=legal_split,
         passes=passes,
     )
 
@@ -531,10 +597,10 @@ def composition_ev(rules: Rules) -> float:
     model = Model(rules)
     sp = model.space
     actions = _initial_actions()
-    zeros = np.zeros(sp.size)
+    zeros = np.zeros((3, sp.size))
     total_ev = 0.0
     for up in range(1, 11):
-        res = model.backward(up, model.base(up), -1, actions, K.MODE_COMPOSITION, zeros, zeros)
+        res = model.backward(up, model.base(up), -1, actions, K.MODE_COMPOSITION, zeros)
         wdeal = model.deal_weights(up)
         ev_up = 0.0
         for h in model.two:
@@ -550,7 +616,7 @@ def composition_ev(rules: Rules) -> float:
             best = max(joint[a] for a in range(5) if legal[a])
             frac = model.split_frac[h]
             if frac > 0:
-                split = model.split_values(up, int(model.pair_value[h]), actions, composition=True)
+                split = model.split_values(up, int(model.pair_value[h]), actions, composition=True)[0]
                 best = frac * max(best, split) + (1.0 - frac) * best
             ev_up += w * (best + K.deal_bj_base(model.rv, p))
         total_ev += model.up_prob(up) * ev_up
@@ -572,11 +638,11 @@ def hand_evs(rules: Rules, cards: list[int], up: int, table: StrategyTable | Non
     if len(match) != 1:
         raise ValueError(f"cards {cards} are not a hand of two or more cards totalling at most 21")
     h = int(match[0])
-    zeros = np.zeros(sp.size)
+    zeros = np.zeros((3, sp.size))
     if table is None:
-        res = model.backward(up, model.base(up), -1, _initial_actions(), K.MODE_COMPOSITION, zeros, zeros)
+        res = model.backward(up, model.base(up), -1, _initial_actions(), K.MODE_COMPOSITION, zeros)
     else:
-        res = model.backward(up, model.base(up), -1, table.actions.copy(), K.MODE_EVALUATE, zeros, zeros)
+        res = model.backward(up, model.base(up), -1, table.actions.copy(), K.MODE_EVALUATE, zeros)
     norm = 1.0 - res.pbj[h] if K.bj_coef(model.rv) == 0.0 else 1.0
     out = {"stand": res.js[h] / norm, "hit": res.jh[h] / norm}
     if len(cards) == 2:

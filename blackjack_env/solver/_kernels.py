@@ -15,6 +15,8 @@ Outcome index of dealer distributions: 0..4 = totals 17..21, 5 = bust, 6 = black
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from numba import njit
 
@@ -27,6 +29,13 @@ KEY_BASE = 40  # removed-count digit base of dealer-cache keys (a hand holds < 4
 
 STAND, HIT, DOUBLE, SPLIT, SURRENDER = E.STAND, E.HIT, E.DOUBLE, E.SPLIT, E.SURRENDER
 MODE_EVALUATE, MODE_OPTIMIZE, MODE_COMPOSITION = 0, 1, 2
+#: Rows of the weights array: unsplit two-card first decisions, two-card split hands, multi-card.
+W_DEAL, W_SPLIT, W_MULTI = 0, 1, 2
+#: Columns of the per-row sums: action sums of the three populations, then weights (plain and
+#: "given no dealer blackjack" where the dealer peeks).
+C_A2, C_AS, C_AM = 0, 5, 10
+C_W2, C_W2N, C_WS, C_WSN, C_WM, C_WMN = 12, 13, 14, 15, 16, 17
+N_CELL = 18
 NEG = -1e300
 
 
@@ -185,44 +194,56 @@ def first_legal(order, legal):
     return STAND
 
 
-@njit(cache=True)
-def choose_order(a2, w2, am, wm, legal2, force_stand, out):
-    """The best preference order for one cell (total-dependent optimum, see solver docs).
+#: Every reordering of five positions, identity first (lexicographic order).
+PERMUTATIONS = np.array(list(itertools.permutations(range(5))), dtype=np.int64)
 
-    a2: weighted sums over two-card first decisions per action; am: over multi-card hands
-    (stand, hit). The first action serves two-card hands, the better of stand/hit the rest."""
-    best = NEG
-    first = STAND
-    if force_stand:
-        first = STAND
-    else:
-        for a in range(5):
-            if not legal2[a]:
-                continue
-            obj = a2[a] + am[a] if a in (STAND, HIT) else a2[a] + max(am[STAND], am[HIT])
-            if obj > best + 1e-15:
-                best = obj
-                first = a
+
+@njit(cache=True)
+def choose_order(a2, w2, a_split, w_split, am, wm, legal2, legal_split, force_stand, out):
+    """The best preference order for one cell (the total-dependent optimum, see solver docs).
+
+    Three populations use a cell: unsplit two-card hands (legal2), two-card split hands
+    (legal_split) and multi-card hands (stand, hit); a2, a_split, am are their weighted value
+    sums per action. The order maximising the sum of each population's first legal action is
+    kept; among equals, the one closest to best-EV-first (so unused fallbacks are still right).
+    """
     ev = np.empty(5, np.float64)
     for a in range(5):
-        ev[a] = a2[a] / w2 if (legal2[a] and w2 > 0) else NEG
+        if w2 > 0:
+            ev[a] = a2[a] / w2 if legal2[a] else NEG
+        elif w_split > 0:
+            ev[a] = a_split[a] / w_split if legal_split[a] else NEG
+        elif a in (STAND, HIT):
+            ev[a] = am[a] / wm if wm > 0 else 0.0
+        else:
+            ev[a] = NEG
+    base = np.empty(5, np.int64)
     used = np.zeros(5, np.bool_)
-    out[0] = first
-    used[first] = True
-    k = 1
-    if first != STAND and first != HIT:
-        sh = (STAND if am[STAND] >= am[HIT] else HIT) if wm > 0 else STAND if ev[STAND] >= ev[HIT] else HIT
-        out[k] = sh
-        used[sh] = True
-        k += 1
-    while k < 5:
+    start = 0
+    if force_stand:
+        base[0] = STAND
+        used[STAND] = True
+        start = 1
+    for k in range(start, 5):
         pick = -1
         for a in range(5):
             if not used[a] and (pick < 0 or ev[a] > ev[pick]):
                 pick = a
-        out[k] = pick
+        base[k] = pick
         used[pick] = True
-        k += 1
+    out[:] = base
+    if force_stand:
+        return
+    order = np.empty(5, np.int64)
+    best = NEG
+    for i in range(PERMUTATIONS.shape[0]):
+        for k in range(5):
+            order[k] = base[PERMUTATIONS[i, k]]
+        obj = a2[first_legal(order, legal2)] + a_split[first_legal(order, legal_split)]
+        obj += am[first_of(order, STAND, HIT)]
+        if obj > best + 1e-15:
+            best = obj
+            out[:] = order
 
 
 @njit(cache=True)
@@ -242,8 +263,7 @@ def backward(
     cell_row,
     actions,
     mode,
-    w2,
-    wm,
+    weights,
     ds,
     cache,
     js,
@@ -252,12 +272,7 @@ def backward(
     jr,
     val,
     pbj,
-    cell_a2,
-    cell_w2,
-    cell_w2n,
-    cell_am,
-    cell_wm,
-    cell_wmn,
+    cells,
 ):
     """Values of every hand against one up card.
 
@@ -266,9 +281,11 @@ def backward(
 
     base_removed: cards out of the shoe besides the hand itself (the up card, split cards).
     need: only hands holding this value index are evaluated (split hands), -1 for all.
-    w2 / wm: weights of each hand as a two-card first decision / as a multi-card hand.
+    weights[W_DEAL / W_SPLIT / W_MULTI, h]: how often each hand is decided as an unsplit
+    two-card hand, a two-card split hand, a multi-card hand.
     Writes per hand: js, jh, jd (per unit bet, joint values), jr, val (multi-card policy value),
-    pbj (chance of a dealer blackjack from what is left); per row: weighted sums for decisions.
+    pbj (chance of a dealer blackjack from what is left); per row, cells[row, C_*]: the weighted
+    sums the decisions and reports use.
     ds: the dealer space arrays for the rules' soft-17 rule (counts, n_cards, start, child, outcome).
     """
     c = bj_coef(rv)
@@ -278,18 +295,16 @@ def backward(
     rem = np.empty(10, np.float64)
     dist = np.empty(N_OUT, np.float64)
     legal2 = np.zeros(5, np.bool_)
+    legal_split = np.zeros(5, np.bool_)
     surr = surrender_ok(rv, up)
+    das = rv[E.R_DAS] != 0
     col = up - 1
     order = np.empty(5, np.int64)
     n_cells = len(cell_row)
     for ci in range(n_cells):
         row = cell_row[ci]
-        a2 = np.zeros(5, np.float64)
-        am = np.zeros(2, np.float64)
-        w2s = 0.0
-        w2n = 0.0
-        wms = 0.0
-        wmn = 0.0
+        sums = cells[row]
+        sums[:] = 0.0
         for k in range(cell_start[ci], cell_start[ci + 1]):
             h = proc[k]
             if need >= 0 and counts[h, need] == 0:
@@ -349,37 +364,50 @@ def backward(
             jr[h] = surrender_value(rv, pb) if (n_cards == 2 and surr) else NEG
             norm = 1.0 - pb if c == 0.0 else 1.0
             if n_cards == 2:
-                w = w2[h]
-                w2s += w
-                w2n += w * norm
-                a2[STAND] += w * js[h]
-                a2[HIT] += w * hit
-                a2[DOUBLE] += w * dbl
+                w = weights[W_DEAL, h]
+                sums[C_W2] += w
+                sums[C_W2N] += w * norm
+                sums[C_A2 + STAND] += w * js[h]
+                sums[C_A2 + HIT] += w * hit
+                sums[C_A2 + DOUBLE] += w * dbl
                 if surr:
-                    a2[SURRENDER] += w * jr[h]
+                    sums[C_A2 + SURRENDER] += w * jr[h]
+                w = weights[W_SPLIT, h]
+                sums[C_WS] += w
+                sums[C_WSN] += w * norm
+                sums[C_AS + STAND] += w * js[h]
+                sums[C_AS + HIT] += w * hit
+                sums[C_AS + DOUBLE] += w * dbl
             else:
-                w = wm[h]
-                wms += w
-                wmn += w * norm
-                am[STAND] += w * js[h]
-                am[HIT] += w * hit
+                w = weights[W_MULTI, h]
+                sums[C_WM] += w
+                sums[C_WMN] += w * norm
+                sums[C_AM + STAND] += w * js[h]
+                sums[C_AM + HIT] += w * hit
+        t_row = total[proc[cell_start[ci]]]
         legal2[:] = False
         legal2[STAND] = True
         legal2[HIT] = True
-        t_row = total[proc[cell_start[ci]]]
         legal2[DOUBLE] = double_ok(rv, t_row)
         legal2[SURRENDER] = surr
+        legal_split[:] = False
+        legal_split[STAND] = True
+        legal_split[HIT] = True
+        legal_split[DOUBLE] = das and double_ok(rv, t_row)
         if mode == MODE_OPTIMIZE:
-            choose_order(a2, w2s, am, wms, legal2, t_row >= 21, order)
+            choose_order(
+                sums[C_A2 : C_A2 + 5],
+                sums[C_W2],
+                sums[C_AS : C_AS + 5],
+                sums[C_WS],
+                sums[C_AM : C_AM + 2],
+                sums[C_WM],
+                legal2,
+                legal_split,
+                t_row >= 21,
+                order,
+            )
             actions[row, col, :] = order
-        for a in range(5):
-            cell_a2[row, a] = a2[a]
-        cell_w2[row] = w2s
-        cell_w2n[row] = w2n
-        cell_am[row, 0] = am[0]
-        cell_am[row, 1] = am[1]
-        cell_wm[row] = wms
-        cell_wmn[row] = wmn
         multi = first_of(actions[row, col], STAND, HIT)
         for k in range(cell_start[ci], cell_start[ci + 1]):
             h = proc[k]
@@ -394,25 +422,27 @@ def backward(
 
 
 @njit(cache=True)
-def forward(
-    up, base_removed, shoe, infinite, rv, counts, n_cards, total, child, by_cards, first2, wdeal, always_hit, wm
-):
+def forward(up, base_removed, shoe, infinite, counts, n_cards, total, child, by_cards, first, weights, always_hit):
     """Chance of reaching each multi-card hand (any order of its cards) when playing on.
 
-    first2[h]: the action a two-card hand takes first (HIT sends weight on); wdeal[h]: its deal
-    chance. Multi-card hands follow the stand/hit order of their row (always_hit: hit to 21)."""
+    first[W_DEAL / W_SPLIT / W_MULTI, h]: the action the hand takes in that role (HIT sends its
+    weight on); weights[W_DEAL] and weights[W_SPLIT] are given, weights[W_MULTI] is written.
+    always_hit: hit everything below 21 (the floor weights of unreachable hands)."""
     removed = np.empty(10, np.int64)
     probs = np.empty(10, np.float64)
-    wm[:] = 0.0
+    weights[W_MULTI, :] = 0.0
     for k in range(len(by_cards)):
         h = by_cards[k]
+        if total[h] >= 21:
+            continue
         if n_cards[h] == 2:
-            weight = wdeal[h]
-            go = first2[h] == HIT or always_hit
+            weight = 0.0
+            for role in (W_DEAL, W_SPLIT):
+                if always_hit or first[role, h] == HIT:
+                    weight += weights[role, h]
         else:
-            weight = wm[h]
-            go = always_hit or first2[h] == HIT
-        if weight == 0.0 or not go or total[h] >= 21:
+            weight = weights[W_MULTI, h] if (always_hit or first[W_MULTI, h] == HIT) else 0.0
+        if weight == 0.0:
             continue
         for v in range(10):
             removed[v] = base_removed[v] + counts[h, v]
@@ -421,4 +451,4 @@ def forward(
         for v in range(10):
             nxt = child[h, v]
             if nxt >= 0 and probs[v] > 0.0:
-                wm[nxt] += weight * probs[v]
+                weights[W_MULTI, nxt] += weight * probs[v]

@@ -22,9 +22,9 @@ from . import _kernels as K
 from ._analysis import Analysis, analyse, dealer_arrays, hand_evs, shoe_vector
 
 #: Bump when the analysis changes, so cached results from older code are not reused.
-SOLVER_VERSION = 1
+SOLVER_VERSION = 2
 ACTION_NAMES = ("stand", "hit", "double", "split", "surrender")
-_ARRAYS = ("actions", "insurance", "action_ev", "freq", "obj", "obj_multi", "legal2")
+_ARRAYS = ("actions", "insurance", "action_ev", "freq", "obj", "obj_split", "obj_multi", "legal2", "legal_split")
 
 
 def cache_dir() -> Path:
@@ -100,8 +100,10 @@ class Solution:
     action_ev: np.ndarray
     freq: np.ndarray
     obj: np.ndarray
+    obj_split: np.ndarray
     obj_multi: np.ndarray
     legal2: np.ndarray
+    legal_split: np.ndarray
 
     # ------------------------------------------------------------------ views
     def cell_ev(self, section: str, key: str, up: str | int) -> dict[str, float]:
@@ -147,8 +149,9 @@ class Solution:
     def deviations(self, table: StrategyTable) -> list[Deviation]:
         """Cells where ``table`` plays otherwise than basic strategy, with exact single costs.
 
-        Each cost changes only that cell, every other decision staying basic strategy, using
-        the analysis' own weights (split hands' use of the cell is not counted)."""
+        Each cost changes only that cell, every other decision staying basic strategy, with the
+        analysis' own weights for the three kinds of hands deciding there (unsplit two-card,
+        two-card split and multi-card hands)."""
         out = []
         for row in range(N_ROWS):
             for col in range(N_UP):
@@ -173,14 +176,19 @@ class Solution:
                 )
         return out
 
-    def _behaviour(self, order: np.ndarray, row: int, col: int) -> tuple[int, int]:
-        first = int(K.first_legal(order, self.legal2[row, col]))
-        multi = int(K.first_of(order, E.STAND, E.HIT)) if row < PAIR_BASE else -1
-        return first, multi
+    def _behaviour(self, order: np.ndarray, row: int, col: int) -> tuple[int, int, int]:
+        """What the order plays for each kind of hand in the cell."""
+        return (
+            int(K.first_legal(order, self.legal2[row, col])),
+            int(K.first_legal(order, self.legal_split[row, col])) if self.legal_split[row, col].any() else -1,
+            int(K.first_of(order, E.STAND, E.HIT)) if row < PAIR_BASE else -1,
+        )
 
-    def _objective(self, behaviour: tuple[int, int], row: int, col: int) -> float:
-        first, multi = behaviour
+    def _objective(self, behaviour: tuple[int, int, int], row: int, col: int) -> float:
+        first, split, multi = behaviour
         value = float(self.obj[row, col, first])
+        if split >= 0:
+            value += float(self.obj_split[row, col, split])
         if multi >= 0:
             value += float(self.obj_multi[row, col, multi])
         return value
@@ -196,8 +204,10 @@ class Solution:
             "action_ev": self.action_ev,
             "freq": self.freq,
             "obj": self.obj,
+            "obj_split": self.obj_split,
             "obj_multi": self.obj_multi,
             "legal2": self.legal2,
+            "legal_split": self.legal_split,
         }
         meta = json.dumps({"ev": self.ev, "rules": self.rules.to_dict(), "version": SOLVER_VERSION})
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -228,8 +238,10 @@ class Solution:
             action_ev=np.asarray(a["action_ev"], np.float64),
             freq=np.asarray(a["freq"], np.float64),
             obj=np.asarray(a["obj"], np.float64),
+            obj_split=np.asarray(a["obj_split"], np.float64),
             obj_multi=np.asarray(a["obj_multi"], np.float64),
             legal2=np.asarray(a["legal2"], np.bool_),
+            legal_split=np.asarray(a["legal_split"], np.bool_),
         )
 
     @classmethod
