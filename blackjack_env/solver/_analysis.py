@@ -5,20 +5,25 @@ Model (what is exact and what is approximated):
 * Every unsplit hand is analysed with its exact composition: the up card and all the player's
   cards are out of the shoe; the dealer's hole card and hits come from what is left. Peek,
   no-hole-card, OBO and surrender rules are settled exactly (see ``_kernels``).
-* Total-dependent strategy: one preference order per (row, up card). A row's order is chosen to
-  maximise the round's EV, summing over every hand composition in the row weighted by how often
-  the strategy reaches it (two-card first decisions and multi-card hands separately, since a
-  double or surrender is only legal on the former). Rows are decided from high totals down, so a
-  hit always lands in a decided row; the reach weights come from the previous pass, repeated
-  until the table stops changing. Pair rows are chosen on the initial pair's own EVs.
+* Total-dependent strategy: one preference order per (row, up card), as the engine plays it
+  (first legal action). Three kinds of hands decide in a row: unsplit two-card hands (double and
+  surrender may be legal), two-card split hands (double if DAS) and hands of three or more cards
+  (stand or hit). A row's order maximises the round's EV summed over every hand composition of
+  the three kinds, each weighted by how often the table reaches it. Rows are decided from high
+  totals down, so a hit always lands in a decided row; the weights come from the previous pass,
+  repeated until the table stops changing (a fixed point: no single row's change gains). Pair
+  rows are chosen on the initial pair's own EVs.
 * Split model: each split hand is played with the same table against the shoe minus the up card
   and every pair card seen so far (the original pair, resplit cards and pair cards drawn when no
   resplit is left); the other split hands' non-pair cards are not removed. Resplitting follows
-  the pair row; optimising assumes a redrawn pair is resplit while allowed. For an infinite deck
-  the split values are exact.
+  the pair row; optimising assumes a redrawn pair is resplit while allowed. Each hand is settled
+  on its own (in a no-hole-card OBO game the rare round where every split hand busts is charged
+  as if the dealer had drawn). For an infinite deck the split values are exact.
 * Unlike ten-value cards without ``split_by_value``: an initial ten pair is splittable with the
   chance both are one rank; redrawn tens are never resplit (splitting tens is never basic
   strategy, so only that cell's reported split EV is affected).
+* ``composition_ev`` and ``hand_evs`` drop the table: every hand takes its own best action (the
+  composition-dependent optimum that e.g. the Wizard of Odds' Appendix 9 reports).
 """
 
 from __future__ import annotations

@@ -85,13 +85,20 @@ class Solution:
 
     Attributes:
         rules: the game.
-        ev: EV per round (per initial bet) of playing ``table`` off the top of a fresh shoe.
-        table: the total-dependent optimal strategy; each cell lists the actions by EV.
-        action_ev: float[38, 10, 5] EV of each play action per (row, up card value - 1), for the
-            cell's first decision (dealer known not to hold a blackjack where the dealer peeks;
-            NaN where the action is not legal there). Early surrender vs an ace or ten is put in
-            the same after-peek frame: (-0.5 + P(bj)) / P(no bj).
-        freq: float[38, 10] chance per round that a decision is made in the cell.
+        ev: EV per round (per initial bet) of playing ``table`` off the top of a fresh shoe,
+            naturals, insurance and even-money decisions, peek and surrender included.
+        table: the total-dependent optimal strategy; each cell lists the actions best first.
+        action_ev: float[38, 10, 5] EV of each play action per (row, up card value - 1) for the
+            cell's unsplit two-card hands (split or multi-card hands where a row has none),
+            NaN where the action is not legal there. Frame: given no dealer blackjack where
+            the dealer peeks and in OBO no-hole-card games (whose blackjack loss is one unit
+            whatever is played); blackjack losses included in full-loss no-hole-card games.
+            Early surrender against an ace or ten, decided before the peek, is put in the same
+            frame: (-0.5 + P(bj)) / P(no bj), so comparisons stay right.
+        freq: float[38, 10] expected number of decisions per round made in the cell (unsplit,
+            split and multi-card hands; a round can decide in several cells).
+        obj, obj_split, obj_multi, legal2, legal_split: the weighted sums behind the choice of
+            each cell (see ``_analysis``), kept for pricing deviations.
     """
 
     rules: Rules
