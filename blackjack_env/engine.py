@@ -95,7 +95,7 @@ S_FORCE_SHUFFLE = 14
 S_ROUNDS = 15
 S_SHUFFLES = 16
 S_FIXED_END = 17  # shoe[pos:S_FIXED_END] is already in deal order (a paired replay): no swaps
-S_DRAWN = 18  # cards drawn from the shoe this round
+S_ROUND_START = 18  # shoe position when this round was dealt
 S_MID_SHUFFLE = 19  # the shoe ran out during this round and the discards were reshuffled
 S_RNG = 20  # 4 slots
 S_COUNTS = 24  # remaining cards per code: S_COUNTS + code, code 1..13 (14 slots)
@@ -256,36 +256,46 @@ def _reshuffle_discards(st, hands, shoe, rv):
 
 
 @njit(cache=True, _nrt=False)
-def draw(st, hands, shoe, rv):
-    """Deal the next card: a stacked one if any are left, else a random one from the shoe."""
-    stacked = 0
-    if st[S_STACK_POS] < st[S_STACK_LEN]:
-        stacked = st[S_STACK + st[S_STACK_POS]]
-        st[S_STACK_POS] += 1
-    if rv[R_DECKS] == 0:  # infinite deck
-        if stacked:
-            return stacked
-        return 1 + uniform_int(st, S_RNG, 13)
-    n = st[S_SHOE_LEN]
-    if st[S_SHOE_POS] >= n:
-        _reshuffle_discards(st, hands, shoe, rv)
-        st[S_FIXED_END] = 0
+def _take(st, shoe, j):
+    """Deal shoe[j]: swap it to the dealt end of the shoe and count it out."""
     pos = st[S_SHOE_POS]
-    st[S_DRAWN] += 1
-    if pos < st[S_FIXED_END]:
-        j = pos
-    elif stacked:
-        j = pos
-        while shoe[j] != stacked:
-            j += 1  # the env checked that the stacked card is in the shoe
-    else:
-        j = pos + uniform_int(st, S_RNG, n - pos)
     code = shoe[j]
     shoe[j] = shoe[pos]
     shoe[pos] = code
     st[S_SHOE_POS] = pos + 1
     st[S_COUNTS + code] -= 1
     return code
+
+
+@njit(cache=True, _nrt=False)
+def _draw_stacked(st, shoe, rv):
+    """Deal the next stacked card (the env checked that the shoe still holds it)."""
+    code = st[S_STACK + st[S_STACK_POS]]
+    st[S_STACK_POS] += 1
+    if rv[R_DECKS] == 0:
+        return code
+    j = st[S_SHOE_POS]
+    while shoe[j] != code:
+        j += 1
+    return _take(st, shoe, j)
+
+
+@njit(cache=True, _nrt=False)
+def draw(st, hands, shoe, rv):
+    """Deal the next card: a stacked one if any are left, else a random one from the shoe."""
+    if st[S_STACK_POS] < st[S_STACK_LEN]:
+        return _draw_stacked(st, shoe, rv)
+    if rv[R_DECKS] == 0:  # infinite deck
+        return 1 + uniform_int(st, S_RNG, 13)
+    n = st[S_SHOE_LEN]
+    pos = st[S_SHOE_POS]
+    if pos >= n:
+        _reshuffle_discards(st, hands, shoe, rv)
+        st[S_FIXED_END] = 0
+        pos = st[S_SHOE_POS]
+    if pos < st[S_FIXED_END]:  # a paired replay: this card is already in place
+        return _take(st, shoe, pos)
+    return _take(st, shoe, pos + uniform_int(st, S_RNG, n - pos))
 
 
 @njit(cache=True, _nrt=False)
@@ -417,10 +427,11 @@ def start_round(st, hands, shoe, rv, res):
             reset_shoe(st, shoe, rv)
     st[S_FORCE_SHUFFLE] = 0
     st[S_ROUNDS] += 1
-    st[S_DRAWN] = 0
+    st[S_ROUND_START] = st[S_SHOE_POS]
     st[S_MID_SHUFFLE] = 0
     for h in range(max(st[S_NUM_HANDS], 1)):
-        hands[h, :] = 0
+        for field in range(H_CARDS):  # a hand's cards are read only up to its count
+            hands[h, field] = 0
     res[:] = 0.0
     st[S_NUM_HANDS] = 1
     st[S_CUR] = 0
@@ -586,6 +597,7 @@ def finish_round(st, hands, shoe, rv, res):
         elif status != HS_BUST and not natural:
             live = True
     if ins == INS_EVEN_MONEY:
+        hands[0, H_STATUS] = HS_STOOD
         res[0] = 1.0
         res[RES_TOTAL] = 1.0
         st[S_HOLE_HIDDEN] = 0
@@ -604,6 +616,9 @@ def finish_round(st, hands, shoe, rv, res):
     for h in range(n_hands):
         bet = float(hands[h, H_BET])
         status = hands[h, H_STATUS]
+        if status == HS_PLAY or status == HS_WAIT:  # settled without playing on (natural, blackjack)
+            status = HS_STOOD
+            hands[h, H_STATUS] = status
         if status == HS_SURRENDERED:
             result = -1.0 if dealer_bj and late_no_peek else -0.5
         elif natural:

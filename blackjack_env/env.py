@@ -68,6 +68,15 @@ _INSURANCE_NAMES = {
 }
 
 
+def _action_id(action: Any) -> int:
+    """An action id from an int, a numpy integer or a one-element integer array; else ValueError."""
+    if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        return int(action)
+    raise ValueError(f"action must be an integer id 0-6 (see blackjack_env.Action), got {action!r}")
+
+
 class LegalActions(spaces.Discrete):
     """``Discrete(7)`` whose plain ``sample()`` draws among the actions legal right now.
 
@@ -230,7 +239,7 @@ class BlackjackEnv(gym.Env):
         return self._obs.copy(), info
 
     def step(self, action: int):
-        action = int(action)
+        action = _action_id(action)
         if not 0 <= action < E.N_ACTIONS or not self._mask[action]:
             self._raise_illegal(action)
         reward = float(
@@ -272,7 +281,10 @@ class BlackjackEnv(gym.Env):
         return {card_name(code): int(self._st[E.S_COUNTS + code]) for code in range(1, 14)}
 
     def round_summary(self) -> dict[str, Any]:
-        """The settled round: every hand with its cards, bet, status and result, and the dealer."""
+        """The settled round: every hand with its cards, bet, status and result, and the dealer.
+
+        Mid-round it shows the table as the house sees it, hole card included: a tool for tests
+        and analysis, never an input for an agent (the observation and render hide the hole card)."""
         hands = []
         for h in range(int(self._st[E.S_NUM_HANDS])):
             hands.append(
@@ -307,11 +319,11 @@ class BlackjackEnv(gym.Env):
         """Load options['cards'] as the next cards to deal, checking they are in the shoe."""
         self._st[E.S_STACK_POS] = 0
         self._st[E.S_STACK_LEN] = 0
-        if not options or options.get("cards") is None:
-            return
-        unknown = set(options) - {"cards"}
+        unknown = set(options or {}) - {"cards"}
         if unknown:
             raise ValueError(f"unknown reset option {sorted(unknown)[0]!r}; the only option is 'cards'")
+        if not options or options.get("cards") is None:
+            return
         codes = card_codes(options["cards"])
         if len(codes) > E.MAX_STACK:
             raise ValueError(f"at most {E.MAX_STACK} stacked cards per round, got {len(codes)}")
@@ -340,8 +352,7 @@ class BlackjackEnv(gym.Env):
     def _table_text(self) -> str:
         dealer = card_names(self._dealer_codes())
         if self._st[E.S_HOLE_HIDDEN]:
-            dealer = [*dealer[:1], "??"]
-            dealer_line = f"Dealer: {' '.join(dealer)}"
+            dealer_line = f"Dealer: {dealer[0]} ??"
         else:
             dealer_line = f"Dealer: {' '.join(dealer)}  ({self._dealer_total()})"
         lines = [f"Rules: {self.rules.describe()}", dealer_line]

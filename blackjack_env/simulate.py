@@ -153,7 +153,7 @@ def simulate_chunk(
         elif replay:
             # put the policy's cards back, in deal order, for the baseline to replay
             end = st[E.S_SHOE_POS]
-            start = end - st[E.S_DRAWN]
+            start = st[E.S_ROUND_START]
             for i in range(start, end):
                 st[E.S_COUNTS + shoe[i]] += 1
             st[E.S_SHOE_POS] = start
