@@ -616,7 +616,7 @@ def finish_round(st, hands, shoe, rv, res):
     for h in range(n_hands):
         bet = float(hands[h, H_BET])
         status = hands[h, H_STATUS]
-        if status == HS_PLAY or status == HS_WAIT:  # settled without playing on (natural, blackjack)
+        if status in (HS_PLAY, HS_WAIT):  # settled without playing on (natural, blackjack)
             status = HS_STOOD
             hands[h, H_STATUS] = status
         if status == HS_SURRENDERED:

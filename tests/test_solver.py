@@ -339,3 +339,17 @@ def test_public_values_are_python_types(infinite):
     json.dumps(data)
     assert data["chart"]["pairs"]["8"]["A"] == "P"
     assert set(data["action_ev"]["hard"]["16"]["10"]) == {"stand", "hit", "double"}
+
+
+def test_insurance_evs_count_the_tens_left():
+    """Single deck against an ace: insurance wins with the 16 tens less those the player holds."""
+    solution = solve(Rules(decks=1, surrender="none"))
+    hard16 = solution.insurance_ev[row_of_label("hard", "16")]  # mixes 10,6 and 9,7
+    tens = solution.insurance_ev[row_of_label("pairs", "10")]
+    p = 14 / 49
+    assert tens == pytest.approx(p - 0.5 * (1 - p), abs=1e-12)
+    assert solution.insurance_ev[row_of_label("pairs", "9")] == pytest.approx(16 / 49 - 0.5 * 33 / 49, abs=1e-12)
+    assert tens < hard16 < 0
+    even_money = solution.to_json_dict()["insurance"]["even_money_gain"]
+    assert even_money == pytest.approx(1 - (1 - 15 / 49) * 1.5, abs=1e-12)
+    assert not solution.table.insurance.any()

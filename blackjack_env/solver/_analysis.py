@@ -79,6 +79,7 @@ class Analysis:
     obj_multi: np.ndarray  # float[38, 10, 2] the same for multi-card hands (stand, hit)
     legal2: np.ndarray  # bool[38, 10, 5] legal for an unsplit two-card hand
     legal_split: np.ndarray  # bool[38, 10, 5] legal for a two-card split hand
+    insurance_ev: np.ndarray  # float[39]: per row, then (last) the natural's even money
     passes: int
 
 
@@ -516,6 +517,7 @@ def _summarise(
                 action_ev[row, col, :2] = c[K.C_AM : K.C_AM + 2] / c[K.C_WMN]
     insurance = table.insurance.copy() if table is not None else np.zeros(2, np.bool_)
     ev = _round_ev(model, rules, actions, insurance, results, wdeal, split_ev, table is None)
+    insurance_ev = _insurance_evs(model, results[1], wdeal[1])
     return Analysis(
         ev=ev,
         actions=actions,
@@ -527,8 +529,34 @@ def _summarise(
         obj_multi=obj_multi,
         legal2=legal2,
         legal_split=legal_split,
+        insurance_ev=insurance_ev,
         passes=passes,
     )
+
+
+def _insurance_evs(model: Model, ace: UpResult, wdeal: np.ndarray) -> np.ndarray:
+    """Against an ace: the insurance bet's EV (half a unit, pays 2:1) per row's two-card hands,
+    and last the gain of even money (or insuring) over declining for a natural."""
+    sp = model.space
+    sums = np.zeros((N_ROWS, 2))
+    for h in model.two:
+        if h == model.natural_id:
+            continue
+        p = ace.pbj[h]
+        value = p - 0.5 * (1.0 - p)
+        frac = model.split_frac[h]
+        rows = ((PAIR_BASE + model.pair_value[h] - 1, frac), (sp.row[h], 1.0 - frac))
+        for row, share in rows:
+            if share > 0:
+                sums[row] += (wdeal[h] * share * value, wdeal[h] * share)
+    out = np.full(N_ROWS + 1, np.nan)
+    seen = sums[:, 1] > 0
+    out[:N_ROWS][seen] = sums[seen, 0] / sums[seen, 1]
+    p = ace.pbj[model.natural_id]
+    bj = model.rules.blackjack_pays
+    take = 1.0 if model.rules.even_money else p + (1.0 - p) * (bj - 0.5)
+    out[N_ROWS] = take - (1.0 - p) * bj
+    return out
 
 
 def _round_ev(

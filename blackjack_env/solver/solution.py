@@ -17,14 +17,29 @@ import numpy as np
 
 from .. import engine as E
 from ..rules import Rules
-from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
+from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, row_of_label, up_label
 from . import _kernels as K
 from ._analysis import Analysis, analyse, dealer_arrays, hand_evs, shoe_vector
 
 #: Bump when the analysis changes, so cached results from older code are not reused.
-SOLVER_VERSION = 2
+SOLVER_VERSION = 3
 ACTION_NAMES = ("stand", "hit", "double", "split", "surrender")
-_ARRAYS = ("actions", "insurance", "action_ev", "freq", "obj", "obj_split", "obj_multi", "legal2", "legal_split")
+_CHART_KEYS = {
+    section: [row_label(r)[1] for r in range(N_ROWS) if row_label(r)[0] == section]
+    for section in ("hard", "soft", "pairs")
+}
+_ARRAYS = (
+    "actions",
+    "insurance",
+    "action_ev",
+    "freq",
+    "obj",
+    "obj_split",
+    "obj_multi",
+    "legal2",
+    "legal_split",
+    "insurance_ev",
+)
 
 
 def cache_dir() -> Path:
@@ -97,6 +112,9 @@ class Solution:
             frame: (-0.5 + P(bj)) / P(no bj), so comparisons stay right.
         freq: float[38, 10] expected number of decisions per round made in the cell (unsplit,
             split and multi-card hands; a round can decide in several cells).
+        insurance_ev: float[39] against an ace, the insurance bet's EV (costs 0.5, pays 2:1)
+            for each row's two-card hands (NaN: none), and last the natural's gain from even
+            money (or insuring it) over declining.
         obj, obj_split, obj_multi, legal2, legal_split: the weighted sums behind the choice of
             each cell (see ``_analysis``), kept for pricing deviations.
     """
@@ -111,11 +129,12 @@ class Solution:
     obj_multi: np.ndarray
     legal2: np.ndarray
     legal_split: np.ndarray
+    insurance_ev: np.ndarray
 
     # ------------------------------------------------------------------ views
     def cell_ev(self, section: str, key: str, up: str | int) -> dict[str, float]:
         """EV of each legal action in one chart cell, e.g. cell_ev("hard", "16", "10")."""
-        from ..strategy import row_of_label, up_of_label
+        from ..strategy import up_of_label
 
         row = row_of_label(section, key)
         col = (up_of_label(up) if isinstance(up, str) else int(up)) - 1
@@ -143,6 +162,15 @@ class Solution:
             "insurance": {
                 "insure": bool(self.table.insurance[0]),
                 "even_money": bool(self.table.insurance[1]),
+                "insurance_ev_vs_ace": {
+                    section: {
+                        key: float(self.insurance_ev[row_of_label(section, key)])
+                        for key in keys
+                        if not np.isnan(self.insurance_ev[row_of_label(section, key)])
+                    }
+                    for section, keys in _CHART_KEYS.items()
+                },
+                "even_money_gain": float(self.insurance_ev[N_ROWS]),
             },
             "action_ev": self.action_ev_chart(),
         }
@@ -215,6 +243,7 @@ class Solution:
             "obj_multi": self.obj_multi,
             "legal2": self.legal2,
             "legal_split": self.legal_split,
+            "insurance_ev": self.insurance_ev,
         }
         meta = json.dumps({"ev": self.ev, "rules": self.rules.to_dict(), "version": SOLVER_VERSION})
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -249,6 +278,7 @@ class Solution:
             obj_multi=np.asarray(a["obj_multi"], np.float64),
             legal2=np.asarray(a["legal2"], np.bool_),
             legal_split=np.asarray(a["legal_split"], np.bool_),
+            insurance_ev=np.asarray(a["insurance_ev"], np.float64),
         )
 
     @classmethod
