@@ -8,8 +8,8 @@ State of one table (see the index constants below):
 
 * ``st``    int64[ST_SIZE]: round scalars, the random-number state, remaining cards per rank,
   stacked cards and the dealer's cards.
-* ``hands`` int64[MAX_HANDS, HAND_FIELDS]: the player's hands (totals, bet, status, cards).
-* ``shoe``  int64[n_cards]: the shoe as card codes; ``shoe[:pos]`` have been dealt. Cards are
+* ``hands`` int16[MAX_HANDS, HAND_FIELDS]: the player's hands (totals, bet, status, cards).
+* ``shoe``  int8[n_cards]: the shoe as card codes; ``shoe[:pos]`` have been dealt. Cards are
   drawn by a lazy Fisher-Yates shuffle (each draw swaps a uniformly chosen undealt card into
   place), so shuffling is O(1) and the dealt order is a uniform random permutation.
   Empty for an infinite deck, where every draw is an independent uniform rank.
@@ -103,6 +103,11 @@ S_STACK = 38  # MAX_STACK slots
 S_DEALER = S_STACK + MAX_STACK  # MAX_CARDS slots
 ST_SIZE = S_DEALER + MAX_CARDS
 
+# Small dtypes keep a table in few cache lines (a hand is one 64-byte line), which matters when
+# the vector env steps thousands of tables.
+SHOE_DTYPE = np.int8
+HAND_DTYPE = np.int16
+
 H_HARD = 0  # total with every ace counted as 1
 H_ACES = 1
 H_N = 2
@@ -188,7 +193,7 @@ def seed_words(seed_sequence: np.random.SeedSequence, n_generators: int = 1) -> 
 
 def new_shoe(decks: int) -> np.ndarray:
     """A shoe in its fixed starting order (every seeded shoe starts from this order)."""
-    return np.arange(52 * decks, dtype=np.int64) % 13 + 1
+    return (np.arange(52 * decks) % 13 + 1).astype(SHOE_DTYPE)
 
 
 def seed_table(st: np.ndarray, shoe: np.ndarray, seed_sequence: np.random.SeedSequence) -> None:

@@ -216,7 +216,7 @@ class BlackjackEnv(gym.Env):
         self.observation_space = spaces.MultiDiscrete(observation_nvec(self.rules, count_obs))
         self._rv = self.rules.to_array()
         self._st = np.zeros(E.ST_SIZE, np.int64)
-        self._hands = np.zeros((MAX_HANDS, E.HAND_FIELDS), np.int64)
+        self._hands = np.zeros((MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE)
         self._shoe = E.new_shoe(self.rules.decks)
         self._res = np.zeros(E.RES_SIZE, np.float64)
         self._obs = np.zeros(len(self.observation_space.nvec), np.int64)

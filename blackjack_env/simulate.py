@@ -209,7 +209,7 @@ def run_chunk(
     out = np.zeros(OUT_SIZE, np.float64)
     work = (
         np.zeros(E.ST_SIZE, np.int64),
-        np.zeros((MAX_HANDS, E.HAND_FIELDS), np.int64),
+        np.zeros((MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE),
         E.new_shoe(int(rules_array[E.R_DECKS])),
         np.zeros(E.RES_SIZE, np.float64),
         np.zeros(E.N_ACTIONS, np.bool_),

@@ -90,7 +90,7 @@ class BlackjackVectorEnv(VectorEnv):
         n = self.num_envs
         self._rv = self.rules.to_array()
         self._st = np.zeros((n, E.ST_SIZE), np.int64)
-        self._hands = np.zeros((n, MAX_HANDS, E.HAND_FIELDS), np.int64)
+        self._hands = np.zeros((n, MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE)
         self._shoe = np.tile(E.new_shoe(self.rules.decks), (n, 1))
         self._res = np.zeros((n, E.RES_SIZE), np.float64)
         self._obs = np.zeros((n, len(self.single_observation_space.nvec)), np.int64)
