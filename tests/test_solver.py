@@ -353,3 +353,18 @@ def test_insurance_evs_count_the_tens_left():
     even_money = solution.to_json_dict()["insurance"]["even_money_gain"]
     assert even_money == pytest.approx(1 - (1 - 15 / 49) * 1.5, abs=1e-12)
     assert not solution.table.insurance.any()
+
+
+@pytest.mark.parametrize("decks", [0, 1])
+def test_no_single_cell_change_gains(decks):
+    """The table is a fixed point: playing a cell's second choice first never raises the EV."""
+    solution = solve(Rules(decks=decks, split_to=4, surrender="late"))
+    rng = np.random.default_rng(decks)
+    cells = [(row, col) for row in range(38) for col in range(10)]
+    for index in rng.choice(len(cells), size=25 if decks == 0 else 12, replace=False):
+        row, col = cells[index]
+        order = list(solution.table.actions[row, col])
+        actions = solution.table.actions.copy()
+        actions[row, col] = [order[1], order[0], *order[2:]]
+        changed = StrategyTable(actions, solution.table.insurance.copy())
+        assert solution.evaluate(changed).ev <= solution.ev + 1e-12, (row, col)
