@@ -184,9 +184,13 @@ class Solution:
     def deviations(self, table: StrategyTable) -> list[Deviation]:
         """Cells where ``table`` plays otherwise than basic strategy, with exact single costs.
 
+        (Insurance choices are not cells: their effect is in ``evaluate(table).ev``.)
+
         Each cost changes only that cell, every other decision staying basic strategy, with the
         analysis' own weights for the three kinds of hands deciding there (unsplit two-card,
         two-card split and multi-card hands)."""
+        shoe = shoe_vector(self.rules)[0]
+        p_ups = shoe / shoe.sum()
         out = []
         for row in range(N_ROWS):
             for col in range(N_UP):
@@ -196,7 +200,6 @@ class Solution:
                 if mine == basic or freq <= 0:
                     continue
                 loss = self._objective(basic, row, col) - self._objective(mine, row, col)
-                p_up = float(shoe_vector(self.rules)[0][col] / shoe_vector(self.rules)[0].sum())
                 section, key = row_label(row)
                 out.append(
                     Deviation(
@@ -205,7 +208,7 @@ class Solution:
                         up=up_label(col + 1),
                         basic=self.table.cell_code(row, col + 1),
                         played=table.cell_code(row, col + 1),
-                        cost=float(p_up * loss / freq),
+                        cost=float(p_ups[col] * loss / freq),
                         frequency=freq,
                     )
                 )
