@@ -368,3 +368,37 @@ def test_no_single_cell_change_gains(decks):
         actions[row, col] = [order[1], order[0], *order[2:]]
         changed = StrategyTable(actions, solution.table.insurance.copy())
         assert solution.evaluate(changed).ev <= solution.ev + 1e-12, (row, col)
+
+
+def _random_rules(seed: int) -> Rules:
+    rng = np.random.default_rng(seed)
+    return Rules(
+        decks=int(rng.choice([0, 1, 2, 4, 6, 8])),
+        hit_soft_17=bool(rng.integers(2)),
+        blackjack_pays=float(rng.choice([1.5, 1.2, 1.0])),
+        double_on=str(rng.choice(["any", "9-11", "10-11"])),
+        double_after_split=bool(rng.integers(2)),
+        split_to=int(rng.integers(1, 9)),
+        split_by_value=bool(rng.integers(2)),
+        resplit_aces=bool(rng.integers(2)),
+        hit_split_aces=bool(rng.integers(2)),
+        surrender=str(rng.choice(["none", "late", "early"])),
+        surrender_vs_ace_ten=bool(rng.integers(2)),
+        peek=bool(rng.integers(2)),
+        obo=bool(rng.integers(2)),
+        insurance=bool(rng.integers(2)),
+        even_money=bool(rng.integers(2)),
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_rules_are_self_consistent(seed):
+    """Any rule set: evaluating the optimal table reproduces its EV; the numbers are sane."""
+    rules = _random_rules(seed)
+    solution = solve(rules)
+    assert solution.evaluate(solution.table).ev == pytest.approx(solution.ev, abs=1e-12)
+    assert -0.05 < solution.ev < 0.05
+    assert (solution.freq >= 0).all()
+    # hand-by-hand play can only be better (composition_ev never insures or takes even money)
+    plain = rules.replace(insurance=False, even_money=False)
+    assert composition_ev(plain) >= solve(plain).ev - 1e-12

@@ -10,6 +10,7 @@ Pure math (no simulation); the model and its one approximation (splits) are desc
 :mod:`blackjack_env.solver._analysis`.
 """
 
+from ._analysis import clear_dealer_caches
 from .solution import (
     ACTION_NAMES,
     OUTCOMES,
@@ -31,6 +32,7 @@ __all__ = [
     "Evaluation",
     "Solution",
     "cache_dir",
+    "clear_dealer_caches",
     "dealer_probabilities",
     "evaluate",
     "hand_ev",

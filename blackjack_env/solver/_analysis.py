@@ -625,8 +625,9 @@ def _round_ev(
 def composition_ev(rules: Rules) -> float:
     """EV per round when every hand, split hands included, takes its own best action.
 
-    This is the composition-dependent optimum off the top (no insurance) that analyses such as
-    the Wizard of Odds' Appendix 9 report; the basic-strategy EV can only be lower."""
+    This is the composition-dependent optimum off the top (never insuring, never taking even
+    money) that analyses such as the Wizard of Odds' Appendix 9 report; with the same insurance
+    choices the basic-strategy EV can only be lower."""
     model = Model(rules)
     sp = model.space
     actions = _initial_actions()
