@@ -130,7 +130,6 @@ class Model:
             same = 1.0 if rules.split_by_value else 0.25
         else:
             same = (4 * rules.decks - 1) / (16 * rules.decks - 1)
-        self.ten_same = same
         self.split_frac = np.zeros(sp.size)  # share of a two-card hand's deals that may split
         if rules.split_to >= 2:
             for i in self.two:
@@ -534,6 +533,19 @@ def _summarise(
     )
 
 
+def _insurance_value(pbj: float) -> float:
+    """EV of the insurance bet (half a unit, pays 2:1) when the hole card completes a blackjack
+    with chance pbj."""
+    return pbj - 0.5 * (1.0 - pbj)
+
+
+def _insured_natural(rules: Rules, pbj: float) -> float:
+    """A natural against an ace, taking even money (or, where that is not offered, insuring)."""
+    if rules.even_money:
+        return 1.0
+    return pbj + (1.0 - pbj) * (rules.blackjack_pays - 0.5)
+
+
 def _insurance_evs(model: Model, ace: UpResult, wdeal: np.ndarray) -> np.ndarray:
     """Against an ace: the insurance bet's EV (half a unit, pays 2:1) per row's two-card hands,
     and last the gain of even money (or insuring) over declining for a natural."""
@@ -542,8 +554,7 @@ def _insurance_evs(model: Model, ace: UpResult, wdeal: np.ndarray) -> np.ndarray
     for h in model.two:
         if h == model.natural_id:
             continue
-        p = ace.pbj[h]
-        value = p - 0.5 * (1.0 - p)
+        value = _insurance_value(ace.pbj[h])
         frac = model.split_frac[h]
         rows = ((PAIR_BASE + model.pair_value[h] - 1, frac), (sp.row[h], 1.0 - frac))
         for row, share in rows:
@@ -553,9 +564,7 @@ def _insurance_evs(model: Model, ace: UpResult, wdeal: np.ndarray) -> np.ndarray
     seen = sums[:, 1] > 0
     out[:N_ROWS][seen] = sums[seen, 0] / sums[seen, 1]
     p = ace.pbj[model.natural_id]
-    bj = model.rules.blackjack_pays
-    take = 1.0 if model.rules.even_money else p + (1.0 - p) * (bj - 0.5)
-    out[N_ROWS] = take - (1.0 - p) * bj
+    out[N_ROWS] = _insured_natural(model.rules, p) - (1.0 - p) * model.rules.blackjack_pays
     return out
 
 
@@ -578,12 +587,10 @@ def _round_ev(
         gain = 0.0
         for h in model.two:
             if h != model.natural_id and rules.insurance:
-                p = ace.pbj[h]
-                gain += wdeal[1][h] * (p - 0.5 * (1.0 - p))
+                gain += wdeal[1][h] * _insurance_value(ace.pbj[h])
         insurance[0] = bool(rules.insurance and gain > 0)
         p = ace.pbj[model.natural_id]
-        take = 1.0 if rules.even_money else p + (1.0 - p) * (bj - 0.5)
-        insurance[1] = bool(take > (1.0 - p) * bj)
+        insurance[1] = bool(_insured_natural(rules, p) > (1.0 - p) * bj)
     total_ev = 0.0
     for up in range(1, 11):
         res = results[up]
@@ -595,12 +602,8 @@ def _round_ev(
                 continue
             p = res.pbj[h]
             if h == model.natural_id:
-                x = (1.0 - p) * bj
-                if up == 1 and insurance[1]:
-                    if rules.even_money:
-                        x = 1.0
-                    elif rules.insurance:
-                        x = p + (1.0 - p) * (bj - 0.5)
+                offered = rules.even_money or rules.insurance
+                x = _insured_natural(rules, p) if (up == 1 and insurance[1] and offered) else (1.0 - p) * bj
                 ev_up += w * x
                 continue
             joint = np.array([res.js[h], res.jh[h], res.jd[h], 0.0, res.jr[h]])
@@ -616,7 +619,7 @@ def _round_ev(
                 x += (1.0 - frac) * joint[K.first_legal(actions[sp.row[h], col], legal)]
             x += K.deal_bj_base(model.rv, p)
             if up == 1 and rules.insurance and insurance[0]:
-                x += p - 0.5 * (1.0 - p)
+                x += _insurance_value(p)
             ev_up += w * x
         total_ev += model.up_prob(up) * ev_up
     return float(total_ev)
