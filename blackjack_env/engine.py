@@ -13,7 +13,9 @@ State of one table (see the index constants below):
   drawn by a lazy Fisher-Yates shuffle (each draw swaps a uniformly chosen undealt card into
   place), so shuffling is O(1) and the dealt order is a uniform random permutation.
   Empty for an infinite deck, where every draw is an independent uniform rank.
-* ``rv``    float64[N_RULES]: the rules (``Rules.to_array``).
+* ``rv``    float64[N_RULES]: the rules (``Rules.to_array``). ``load_rules`` copies the integer ones
+  into ``st``, so most functions take only ``st`` and ``hands``: numba passes every array as
+  seven or more machine words, and fewer arrays per call made the simulator markedly faster.
 * ``res``   float64[MAX_HANDS + 2]: each hand's result, the insurance result and the round total.
 
 Card codes are 1..13 (ace, 2..10, jack, queen, king); their blackjack value is ``min(code, 10)``.
@@ -101,7 +103,9 @@ S_RNG = 20  # 4 slots
 S_COUNTS = 24  # remaining cards per code: S_COUNTS + code, code 1..13 (14 slots)
 S_STACK = 38  # MAX_STACK slots
 S_DEALER = S_STACK + MAX_STACK  # MAX_CARDS slots
-ST_SIZE = S_DEALER + MAX_CARDS
+S_RULES = S_DEALER + MAX_CARDS  # the integer rules, st[S_RULES + R_*] (load_rules)
+S_CUT = S_RULES + N_RULES  # shoe position of the cut card (0: shuffle every round)
+ST_SIZE = S_CUT + 1
 
 # Small dtypes keep a table in few cache lines (a hand is one 64-byte line), which matters when
 # the vector env steps thousands of tables.
@@ -191,6 +195,14 @@ def seed_words(seed_sequence: np.random.SeedSequence, n_generators: int = 1) -> 
     return words
 
 
+@njit(cache=True, _nrt=False)
+def load_rules(st, rv):
+    """Copy the rules into the table state (integer rules, and the cut card's position)."""
+    for i in range(N_RULES):
+        st[S_RULES + i] = int(rv[i])
+    st[S_CUT] = int(rv[R_PENETRATION] * 52 * rv[R_DECKS])
+
+
 def new_shoe(decks: int) -> np.ndarray:
     """A shoe in its fixed starting order (every seeded shoe starts from this order)."""
     return (np.arange(52 * decks) % 13 + 1).astype(SHOE_DTYPE)
@@ -224,9 +236,9 @@ def is_soft(hard, aces):
 
 
 @njit(cache=True, _nrt=False)
-def reset_shoe(st, shoe, rv):
+def reset_shoe(st):
     """Gather every card back into the shoe (the lazy shuffle needs no reordering)."""
-    decks = int(rv[R_DECKS])
+    decks = st[S_RULES + R_DECKS]
     st[S_SHOE_POS] = 0
     for code in range(1, 14):
         st[S_COUNTS + code] = 4 * decks
@@ -234,24 +246,22 @@ def reset_shoe(st, shoe, rv):
 
 
 @njit(cache=True, _nrt=False)
-def _reshuffle_discards(st, hands, shoe, rv):
-    """The shoe ran out mid-round: shuffle every card not on the table back into it."""
-    decks = int(rv[R_DECKS])
+def _reshuffle_discards(st, shoe):
+    """The shoe ran out mid-round: shuffle every card not on the table back into it.
+
+    The table's cards are the ones dealt this round, shoe[S_ROUND_START:pos]; they move to the
+    front of the shoe and the discards become the undealt rest (the lazy shuffle needs no order)."""
+    decks = st[S_RULES + R_DECKS]
     for code in range(1, 14):
         st[S_COUNTS + code] = 4 * decks
-    k = 0  # the table's cards go to the dealt end of the shoe, the rest stay undealt
-    for h in range(st[S_NUM_HANDS]):
-        for i in range(hands[h, H_N]):
-            code = hands[h, H_CARDS + i]
-            shoe[k] = code
-            st[S_COUNTS + code] -= 1
-            k += 1
-    for i in range(st[S_DEALER_N]):
-        code = st[S_DEALER + i]
+    k = 0
+    for i in range(st[S_ROUND_START], st[S_SHOE_POS]):
+        code = shoe[i]
         shoe[k] = code
         st[S_COUNTS + code] -= 1
         k += 1
     st[S_SHOE_POS] = k
+    st[S_ROUND_START] = 0
     for code in range(1, 14):
         for _ in range(st[S_COUNTS + code]):
             shoe[k] = code
@@ -273,11 +283,11 @@ def _take(st, shoe, j):
 
 
 @njit(cache=True, _nrt=False)
-def _draw_stacked(st, shoe, rv):
+def _draw_stacked(st, shoe):
     """Deal the next stacked card (the env checked that the shoe still holds it)."""
     code = st[S_STACK + st[S_STACK_POS]]
     st[S_STACK_POS] += 1
-    if rv[R_DECKS] == 0:
+    if st[S_RULES + R_DECKS] == 0:
         return code
     j = st[S_SHOE_POS]
     while shoe[j] != code:
@@ -286,16 +296,16 @@ def _draw_stacked(st, shoe, rv):
 
 
 @njit(cache=True, _nrt=False)
-def draw(st, hands, shoe, rv):
+def draw(st, shoe):
     """Deal the next card: a stacked one if any are left, else a random one from the shoe."""
     if st[S_STACK_POS] < st[S_STACK_LEN]:
-        return _draw_stacked(st, shoe, rv)
-    if rv[R_DECKS] == 0:  # infinite deck
+        return _draw_stacked(st, shoe)
+    if st[S_RULES + R_DECKS] == 0:  # infinite deck
         return 1 + uniform_int(st, S_RNG, 13)
     n = st[S_SHOE_LEN]
     pos = st[S_SHOE_POS]
     if pos >= n:
-        _reshuffle_discards(st, hands, shoe, rv)
+        _reshuffle_discards(st, shoe)
         st[S_FIXED_END] = 0
         pos = st[S_SHOE_POS]
     if pos < st[S_FIXED_END]:  # a paired replay: this card is already in place
@@ -342,7 +352,7 @@ def dealer_blackjack(st):
 
 # ============================================================================= legal actions
 @njit(cache=True, _nrt=False)
-def is_pair(hands, h, rv):
+def is_pair(st, hands, h):
     """Two cards of one value (unlike ten-value cards only when split_by_value)."""
     if hands[h, H_N] != 2:
         return False
@@ -350,29 +360,29 @@ def is_pair(hands, h, rv):
     b = hands[h, H_CARDS + 1]
     if card_value(a) != card_value(b):
         return False
-    return a == b or rv[R_SPLIT_BY_VALUE] != 0
+    return a == b or st[S_RULES + R_SPLIT_BY_VALUE] != 0
 
 
 @njit(cache=True, _nrt=False)
-def can_split(st, hands, h, rv):
-    if not is_pair(hands, h, rv) or st[S_NUM_HANDS] >= int(rv[R_SPLIT_TO]):
+def can_split(st, hands, h):
+    if not is_pair(st, hands, h) or st[S_NUM_HANDS] >= st[S_RULES + R_SPLIT_TO]:
         return False
-    return not (hands[h, H_CARDS] == 1 and hands[h, H_SPLIT] and rv[R_RSA] == 0)
+    return not (hands[h, H_CARDS] == 1 and hands[h, H_SPLIT] and st[S_RULES + R_RSA] == 0)
 
 
 @njit(cache=True, _nrt=False)
-def split_ace_locked(hands, h, rv):
+def split_ace_locked(st, hands, h):
     """A split ace that may not be played on (split aces get one card)."""
-    return hands[h, H_SPLIT_ACE] != 0 and rv[R_HSA] == 0
+    return hands[h, H_SPLIT_ACE] != 0 and st[S_RULES + R_HSA] == 0
 
 
 @njit(cache=True, _nrt=False)
-def can_double(hands, h, rv):
-    if hands[h, H_N] != 2 or split_ace_locked(hands, h, rv):
+def can_double(st, hands, h):
+    if hands[h, H_N] != 2 or split_ace_locked(st, hands, h):
         return False
-    if hands[h, H_SPLIT] and rv[R_DAS] == 0:
+    if hands[h, H_SPLIT] and st[S_RULES + R_DAS] == 0:
         return False
-    rule = int(rv[R_DOUBLE_ON])
+    rule = st[S_RULES + R_DOUBLE_ON]
     if rule == DOUBLE_ANY:
         return True
     total = hand_total(hands, h)
@@ -381,30 +391,30 @@ def can_double(hands, h, rv):
 
 
 @njit(cache=True, _nrt=False)
-def surrender_allowed_vs(st, rv):
-    if int(rv[R_SURRENDER]) == SURR_NONE:
+def surrender_allowed_vs(st):
+    if st[S_RULES + R_SURRENDER] == SURR_NONE:
         return False
     up = up_value(st)
-    return rv[R_SURR_VS_ACE_TEN] != 0 or (up != 1 and up != 10)
+    return st[S_RULES + R_SURR_VS_ACE_TEN] != 0 or (up != 1 and up != 10)
 
 
 @njit(cache=True, _nrt=False)
-def can_surrender(st, hands, h, rv):
-    return st[S_NUM_HANDS] == 1 and hands[h, H_N] == 2 and surrender_allowed_vs(st, rv)
+def can_surrender(st, hands, h):
+    return st[S_NUM_HANDS] == 1 and hands[h, H_N] == 2 and surrender_allowed_vs(st)
 
 
 @njit(cache=True, _nrt=False)
-def needs_decision(st, hands, h, rv):
+def needs_decision(st, hands, h):
     """A hand at 21 or over, or a split ace that may not be played on, ends by itself."""
     if hand_total(hands, h) >= 21:
         return False
-    if split_ace_locked(hands, h, rv):
-        return can_split(st, hands, h, rv)
+    if split_ace_locked(st, hands, h):
+        return can_split(st, hands, h)
     return True
 
 
 @njit(cache=True, _nrt=False)
-def legal_mask(st, hands, rv, mask):
+def legal_mask(st, hands, mask):
     """Write the legal actions of the current decision into mask (bool[7])."""
     mask[:] = False
     phase = st[S_PHASE]
@@ -416,20 +426,20 @@ def legal_mask(st, hands, rv, mask):
     elif phase == P_PLAY:
         h = st[S_CUR]
         mask[STAND] = True
-        mask[HIT] = not split_ace_locked(hands, h, rv)
-        mask[DOUBLE] = can_double(hands, h, rv)
-        mask[SPLIT] = can_split(st, hands, h, rv)
-        mask[SURRENDER] = can_surrender(st, hands, h, rv)
+        mask[HIT] = not split_ace_locked(st, hands, h)
+        mask[DOUBLE] = can_double(st, hands, h)
+        mask[SPLIT] = can_split(st, hands, h)
+        mask[SURRENDER] = can_surrender(st, hands, h)
 
 
 # ============================================================================= round flow
 @njit(cache=True, _nrt=False)
-def start_round(st, hands, shoe, rv, res):
+def start_round(st, hands, shoe, res):
     """Deal a new round (player, up card, player, hole card) and open its first decision."""
-    if rv[R_DECKS] != 0:
-        cut = int(rv[R_PENETRATION] * st[S_SHOE_LEN])
-        if rv[R_PENETRATION] == 0 or st[S_SHOE_POS] >= cut or st[S_FORCE_SHUFFLE]:
-            reset_shoe(st, shoe, rv)
+    if st[S_RULES + R_DECKS] != 0:
+        cut = st[S_CUT]
+        if cut == 0 or st[S_SHOE_POS] >= cut or st[S_FORCE_SHUFFLE]:
+            reset_shoe(st)
     st[S_FORCE_SHUFFLE] = 0
     st[S_ROUNDS] += 1
     st[S_ROUND_START] = st[S_SHOE_POS]
@@ -448,29 +458,29 @@ def start_round(st, hands, shoe, rv, res):
     st[S_PEEK_PENDING] = 0
     hands[0, H_BET] = 1
     hands[0, H_STATUS] = HS_PLAY
-    add_card(hands, 0, draw(st, hands, shoe, rv))
-    dealer_add(st, draw(st, hands, shoe, rv))
-    add_card(hands, 0, draw(st, hands, shoe, rv))
-    if rv[R_PEEK] != 0:
-        dealer_add(st, draw(st, hands, shoe, rv))
+    add_card(hands, 0, draw(st, shoe))
+    dealer_add(st, draw(st, shoe))
+    add_card(hands, 0, draw(st, shoe))
+    if st[S_RULES + R_PEEK] != 0:
+        dealer_add(st, draw(st, shoe))
         st[S_HOLE_HIDDEN] = 1
     natural = hand_total(hands, 0) == 21
     st[S_NATURAL] = natural
     if up_value(st) == 1:
-        offered = rv[R_INSURANCE] != 0 or (natural and rv[R_EVEN_MONEY] != 0)
+        offered = st[S_RULES + R_INSURANCE] != 0 or (natural and st[S_RULES + R_EVEN_MONEY] != 0)
         if offered:
             st[S_INS] = INS_PENDING
             st[S_PHASE] = P_INSURANCE
             return
-    _after_insurance(st, hands, shoe, rv, res)
+    _after_insurance(st)
 
 
 @njit(cache=True, _nrt=False)
-def _after_insurance(st, hands, shoe, rv, res):
+def _after_insurance(st):
     up = up_value(st)
     natural = st[S_NATURAL] != 0
-    if rv[R_PEEK] != 0 and (up == 1 or up == 10):
-        if not natural and int(rv[R_SURRENDER]) == SURR_EARLY and surrender_allowed_vs(st, rv):
+    if st[S_RULES + R_PEEK] != 0 and (up == 1 or up == 10):
+        if not natural and st[S_RULES + R_SURRENDER] == SURR_EARLY and surrender_allowed_vs(st):
             st[S_PEEK_PENDING] = 1  # early surrender is decided before the dealer checks
             st[S_PHASE] = P_PLAY
             return
@@ -488,9 +498,9 @@ def _play_from(st, hands, shoe, rv, res, h):
     while h < st[S_NUM_HANDS]:
         st[S_CUR] = h
         if hands[h, H_N] == 1:
-            add_card(hands, h, draw(st, hands, shoe, rv))
+            add_card(hands, h, draw(st, shoe))
             hands[h, H_STATUS] = HS_PLAY
-        if hands[h, H_STATUS] == HS_PLAY and needs_decision(st, hands, h, rv):
+        if hands[h, H_STATUS] == HS_PLAY and needs_decision(st, hands, h):
             st[S_PHASE] = P_PLAY
             return False
         if hands[h, H_STATUS] == HS_PLAY:
@@ -528,14 +538,14 @@ def step_round(st, hands, shoe, rv, res, action):
     phase = st[S_PHASE]
     if phase == P_INSURANCE:
         if action == INSURANCE:
-            if st[S_NATURAL] and rv[R_EVEN_MONEY] != 0:
+            if st[S_NATURAL] and st[S_RULES + R_EVEN_MONEY] != 0:
                 st[S_INS] = INS_EVEN_MONEY
                 finish_round(st, hands, shoe, rv, res)
                 return res[RES_TOTAL]
             st[S_INS] = INS_TAKEN
         else:
             st[S_INS] = INS_DECLINED
-        _after_insurance(st, hands, shoe, rv, res)
+        _after_insurance(st)
         return 0.0
     if phase == P_SETTLE:
         finish_round(st, hands, shoe, rv, res)
@@ -551,7 +561,7 @@ def step_round(st, hands, shoe, rv, res, action):
         hands[h, H_STATUS] = HS_STOOD
         over = _play_from(st, hands, shoe, rv, res, h + 1)
     elif action == HIT:
-        add_card(hands, h, draw(st, hands, shoe, rv))
+        add_card(hands, h, draw(st, shoe))
         total = hand_total(hands, h)
         if total > 21:
             hands[h, H_STATUS] = HS_BUST
@@ -562,7 +572,7 @@ def step_round(st, hands, shoe, rv, res, action):
     elif action == DOUBLE:
         hands[h, H_BET] *= 2
         hands[h, H_DOUBLED] = 1
-        add_card(hands, h, draw(st, hands, shoe, rv))
+        add_card(hands, h, draw(st, shoe))
         hands[h, H_STATUS] = HS_BUST if hand_total(hands, h) > 21 else HS_STOOD
         over = _play_from(st, hands, shoe, rv, res, h + 1)
     elif action == SURRENDER:
@@ -577,13 +587,13 @@ def step_round(st, hands, shoe, rv, res, action):
 
 
 @njit(cache=True, _nrt=False)
-def _dealer_stands(st, rv):
+def _dealer_stands(st):
     total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
     if total > 17:
         return True
     if total < 17:
         return False
-    return not (rv[R_H17] != 0 and is_soft(st[S_DEALER_HARD], st[S_DEALER_ACES]))
+    return not (st[S_RULES + R_H17] != 0 and is_soft(st[S_DEALER_HARD], st[S_DEALER_ACES]))
 
 
 @njit(cache=True, _nrt=False)
@@ -592,7 +602,7 @@ def finish_round(st, hands, shoe, rv, res):
     n_hands = st[S_NUM_HANDS]
     natural = st[S_NATURAL] != 0 and n_hands == 1
     ins = st[S_INS]
-    late_no_peek = rv[R_PEEK] == 0 and int(rv[R_SURRENDER]) == SURR_LATE
+    late_no_peek = st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_SURRENDER] == SURR_LATE
     live = False  # a hand that must be compared with the dealer's total
     surrendered = False
     for h in range(n_hands):
@@ -610,12 +620,12 @@ def finish_round(st, hands, shoe, rv, res):
         return
     needs_card = live or natural or ins == INS_TAKEN or (surrendered and late_no_peek)
     if st[S_DEALER_N] == 1 and needs_card:
-        dealer_add(st, draw(st, hands, shoe, rv))  # no hole card: the second card comes now
+        dealer_add(st, draw(st, shoe))  # no hole card: the second card comes now
     st[S_HOLE_HIDDEN] = 0
     dealer_bj = dealer_blackjack(st)
     if live and not dealer_bj:
-        while not _dealer_stands(st, rv):
-            dealer_add(st, draw(st, hands, shoe, rv))
+        while not _dealer_stands(st):
+            dealer_add(st, draw(st, shoe))
     dealer_total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
     total = 0.0
     for h in range(n_hands):
@@ -640,7 +650,7 @@ def finish_round(st, hands, shoe, rv, res):
                 result = -bet
         res[h] = result
         total += result
-    if dealer_bj and rv[R_PEEK] == 0 and rv[R_OBO] != 0 and not natural and not surrendered:
+    if dealer_bj and st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_OBO] != 0 and not natural and not surrendered:
         # original bets only: the dealer's blackjack takes one unit, doubles and splits come back
         for h in range(n_hands):
             res[h] = -1.0 if h == 0 else 0.0
@@ -654,7 +664,7 @@ def finish_round(st, hands, shoe, rv, res):
 
 # ============================================================================= observation
 @njit(cache=True, _nrt=False)
-def write_obs(st, hands, rv, obs, count_mode):
+def write_obs(st, hands, obs, count_mode):
     """Write the observation vector (layout documented in BlackjackEnv)."""
     obs[:] = 0
     phase = st[S_PHASE]
@@ -664,12 +674,12 @@ def write_obs(st, hands, rv, obs, count_mode):
         h = st[S_CUR]
         obs[O_TOTAL] = min(hand_total(hands, h), 21)
         obs[O_SOFT] = is_soft(hands[h, H_HARD], hands[h, H_ACES])
-        if is_pair(hands, h, rv):
+        if is_pair(st, hands, h):
             obs[O_PAIR] = card_value(hands[h, H_CARDS])
         if phase == P_PLAY:
-            obs[O_CAN_DOUBLE] = can_double(hands, h, rv)
-            obs[O_CAN_SPLIT] = can_split(st, hands, h, rv)
-            obs[O_CAN_SURRENDER] = can_surrender(st, hands, h, rv)
+            obs[O_CAN_DOUBLE] = can_double(st, hands, h)
+            obs[O_CAN_SPLIT] = can_split(st, hands, h)
+            obs[O_CAN_SURRENDER] = can_surrender(st, hands, h)
         obs[O_NUM_HANDS] = st[S_NUM_HANDS]
         obs[O_HAND_INDEX] = h
         obs[O_SPLIT_ACE] = hands[h, H_SPLIT_ACE]
@@ -681,7 +691,7 @@ def write_obs(st, hands, rv, obs, count_mode):
         for code in range(1, 14):
             obs[OBS_BASE + card_value(code) - 1] += st[S_COUNTS + code] + (code == hole_code)
         return
-    decks = int(rv[R_DECKS])
+    decks = st[S_RULES + R_DECKS]
     running = 0  # Hi-Lo count of the cards seen: the full shoe less the unseen ones
     n_unseen = 0
     for code in range(1, 14):
@@ -699,17 +709,17 @@ def write_obs(st, hands, rv, obs, count_mode):
 
 # ============================================================================= env entry points
 @njit(cache=True, _nrt=False)
-def env_reset(st, hands, shoe, rv, res, obs, mask, count_mode):
+def env_reset(st, hands, shoe, res, obs, mask, count_mode):
     """Start a round and write its observation and mask (one compiled call per reset)."""
-    start_round(st, hands, shoe, rv, res)
-    write_obs(st, hands, rv, obs, count_mode)
-    legal_mask(st, hands, rv, mask)
+    start_round(st, hands, shoe, res)
+    write_obs(st, hands, obs, count_mode)
+    legal_mask(st, hands, mask)
 
 
 @njit(cache=True, _nrt=False)
 def env_step(st, hands, shoe, rv, res, obs, mask, count_mode, action):
     """Apply a legal action and write the next observation and mask; returns the reward."""
     reward = step_round(st, hands, shoe, rv, res, action)
-    write_obs(st, hands, rv, obs, count_mode)
-    legal_mask(st, hands, rv, mask)
+    write_obs(st, hands, obs, count_mode)
+    legal_mask(st, hands, mask)
     return reward

@@ -218,6 +218,7 @@ class BlackjackEnv(gym.Env):
         self._st = np.zeros(E.ST_SIZE, np.int64)
         self._hands = np.zeros((MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE)
         self._shoe = E.new_shoe(self.rules.decks)
+        E.load_rules(self._st, self._rv)
         self._res = np.zeros(E.RES_SIZE, np.float64)
         self._obs = np.zeros(len(self.observation_space.nvec), np.int64)
         self._seeded = False
@@ -231,7 +232,7 @@ class BlackjackEnv(gym.Env):
             E.seed_table(self._st, self._shoe, np.random.SeedSequence(self.np_random.integers(0, 2**63)))
             self._seeded = True
         self._stack_cards(options)
-        E.env_reset(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._count_mode)
+        E.env_reset(self._st, self._hands, self._shoe, self._res, self._obs, self._mask, self._count_mode)
         self._last_reward = 0.0
         info: dict[str, Any] = {"action_mask": self._mask.copy()}
         if self.render_mode == "human":

@@ -59,10 +59,10 @@ OUT_SIZE = OUT_PAIRED + 1
 
 
 @njit(cache=True, _nrt=False)
-def _choose(kind, actions, insurance, st, hands, rv, mask, prng):
+def _choose(kind, actions, insurance, st, hands, mask, prng):
     if kind == POLICY_TABLE:
-        return table_decision(actions, insurance, st, hands, rv)
-    E.legal_mask(st, hands, rv, mask)
+        return table_decision(actions, insurance, st, hands)
+    E.legal_mask(st, hands, mask)
     n_legal = 0
     for a in range(E.N_ACTIONS):
         n_legal += mask[a]
@@ -78,10 +78,10 @@ def _choose(kind, actions, insurance, st, hands, rv, mask, prng):
 @njit(cache=True, _nrt=False)
 def play_round(st, hands, shoe, rv, res, mask, kind, actions, insurance, prng):
     """Deal and play one round with a table or random policy; returns its net result."""
-    E.start_round(st, hands, shoe, rv, res)
+    E.start_round(st, hands, shoe, res)
     reward = 0.0
     while st[E.S_PHASE] != E.P_OVER:
-        action = _choose(kind, actions, insurance, st, hands, rv, mask, prng)
+        action = _choose(kind, actions, insurance, st, hands, mask, prng)
         reward = E.step_round(st, hands, shoe, rv, res, action)
     return reward
 
@@ -129,6 +129,7 @@ def simulate_chunk(
     hands[:, :] = 0
     for i in range(n_cards):
         shoe[i] = 1 + i % 13  # new_shoe's order
+    E.load_rules(st, rv)
     st[E.S_SHOE_LEN] = n_cards
     st[E.S_SHOE_POS] = n_cards
     prng_a = rngs[0]

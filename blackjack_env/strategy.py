@@ -217,7 +217,7 @@ def table_action(actions, insurance, obs, mask):
 
 
 @njit(cache=True, _nrt=False)
-def table_decision(actions, insurance, st, hands, rv):
+def table_decision(actions, insurance, st, hands):
     """The same choice as ``table_action`` read straight from the engine state (the simulator's
     hot path: it checks only the legality of the actions it considers)."""
     phase = st[E.S_PHASE]
@@ -228,7 +228,7 @@ def table_decision(actions, insurance, st, hands, rv):
     h = st[E.S_CUR]
     hard = hands[h, E.H_HARD]
     aces = hands[h, E.H_ACES]
-    split_legal = E.can_split(st, hands, h, rv)
+    split_legal = E.can_split(st, hands, h)
     pair = E.card_value(hands[h, E.H_CARDS]) if split_legal else 0
     row = hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), pair, split_legal)
     col = E.up_value(st) - 1
@@ -240,11 +240,11 @@ def table_decision(actions, insurance, st, hands, rv):
             if split_legal:
                 return action
         elif action == E.HIT:
-            if not E.split_ace_locked(hands, h, rv):
+            if not E.split_ace_locked(st, hands, h):
                 return action
         elif action == E.DOUBLE:
-            if E.can_double(hands, h, rv):
+            if E.can_double(st, hands, h):
                 return action
-        elif E.can_surrender(st, hands, h, rv):
+        elif E.can_surrender(st, hands, h):
             return action
     return E.STAND

@@ -25,10 +25,10 @@ from .rules import MAX_HANDS, Rules
 
 
 @njit(cache=True, _nrt=False)
-def _reset_tables(st, hands, shoe, rv, res, obs, mask, count_mode, which):
+def _reset_tables(st, hands, shoe, res, obs, mask, count_mode, which):
     for i in range(st.shape[0]):
         if which[i]:
-            E.env_reset(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], count_mode)
+            E.env_reset(st[i], hands[i], shoe[i], res[i], obs[i], mask[i], count_mode)
 
 
 @njit(cache=True, _nrt=False)
@@ -42,7 +42,7 @@ def _step_tables(st, hands, shoe, rv, res, obs, mask, count_mode, actions, rewar
             return i
     for i in range(n):
         if autoreset[i]:
-            E.env_reset(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], count_mode)
+            E.env_reset(st[i], hands[i], shoe[i], res[i], obs[i], mask[i], count_mode)
             rewards[i] = 0.0
             terminated[i] = False
             autoreset[i] = False
@@ -92,6 +92,8 @@ class BlackjackVectorEnv(VectorEnv):
         self._st = np.zeros((n, E.ST_SIZE), np.int64)
         self._hands = np.zeros((n, MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE)
         self._shoe = np.tile(E.new_shoe(self.rules.decks), (n, 1))
+        for i in range(n):
+            E.load_rules(self._st[i], self._rv)
         self._res = np.zeros((n, E.RES_SIZE), np.float64)
         self._obs = np.zeros((n, len(self.single_observation_space.nvec)), np.int64)
         self._mask = np.zeros((n, E.N_ACTIONS), np.bool_)
@@ -113,9 +115,7 @@ class BlackjackVectorEnv(VectorEnv):
                 if which[i]:
                     self._seed_table(i, None if seeds is None else seeds[i])
             self._seeded = True
-        _reset_tables(
-            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._count_mode, which
-        )
+        _reset_tables(self._st, self._hands, self._shoe, self._res, self._obs, self._mask, self._count_mode, which)
         self._autoreset[which] = False
         return self._obs.copy(), {"action_mask": self._mask.copy()}
 

@@ -58,6 +58,7 @@ def env_statistics(rules: Rules, table: StrategyTable, words: np.ndarray, rounds
     env = BlackjackEnv(rules)
     env.reset(seed=0)
     env._st[:] = 0
+    E.load_rules(env._st, rules.to_array())
     env._hands[:] = 0
     env._shoe[:] = E.new_shoe(rules.decks)
     env._st[E.S_SHOE_LEN] = len(env._shoe)
