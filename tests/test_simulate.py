@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from rule_sets import random_rules
 
 from blackjack_env import Rules
 from blackjack_env import engine as E
@@ -23,28 +24,6 @@ from blackjack_env.simulate import (
 from blackjack_env.solver import solve
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PLAY_ACTIONS, StrategyTable, row_of_label
 from evaluate.runner import simulate
-
-
-def random_rules(rng: np.random.Generator) -> Rules:
-    """A random rule set over every field (including the unusual corners)."""
-    return Rules(
-        decks=int(rng.choice([0, 1, 2, 6, 8])),
-        hit_soft_17=bool(rng.integers(2)),
-        blackjack_pays=float(rng.choice([1.5, 1.2, 1.0])),
-        double_on=str(rng.choice(["any", "9-11", "10-11"])),
-        double_after_split=bool(rng.integers(2)),
-        split_to=int(rng.integers(1, 9)),
-        split_by_value=bool(rng.integers(2)),
-        resplit_aces=bool(rng.integers(2)),
-        hit_split_aces=bool(rng.integers(2)),
-        surrender=str(rng.choice(["none", "late", "early"])),
-        surrender_vs_ace_ten=bool(rng.integers(2)),
-        peek=bool(rng.integers(2)),
-        obo=bool(rng.integers(2)),
-        insurance=bool(rng.integers(2)),
-        even_money=bool(rng.integers(2)),
-        penetration=float(rng.choice([0.0, 0.5, 0.9])),
-    )
 
 
 def random_table(rng: np.random.Generator) -> StrategyTable:
@@ -81,7 +60,7 @@ def env_statistics(rules: Rules, table: StrategyTable, words: np.ndarray, rounds
 def test_compiled_simulator_and_single_env_play_identical_rounds(case: int) -> None:
     """Differential test: on the same cards, the kernel and the env give the same results."""
     rng = np.random.default_rng(1000 + case)
-    rules = random_rules(rng)
+    rules = random_rules(rng, penetrations=(0.0, 0.5, 0.9))
     table = random_table(rng)
     words = chunk_words(case, 1)[0]
     rounds = 400

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rule_sets import random_rules
 
 from blackjack_env import engine as E
 from blackjack_env.rules import Rules
@@ -371,24 +372,7 @@ def test_no_single_cell_change_gains(decks):
 
 
 def _random_rules(seed: int) -> Rules:
-    rng = np.random.default_rng(seed)
-    return Rules(
-        decks=int(rng.choice([0, 1, 2, 4, 6, 8])),
-        hit_soft_17=bool(rng.integers(2)),
-        blackjack_pays=float(rng.choice([1.5, 1.2, 1.0])),
-        double_on=str(rng.choice(["any", "9-11", "10-11"])),
-        double_after_split=bool(rng.integers(2)),
-        split_to=int(rng.integers(1, 9)),
-        split_by_value=bool(rng.integers(2)),
-        resplit_aces=bool(rng.integers(2)),
-        hit_split_aces=bool(rng.integers(2)),
-        surrender=str(rng.choice(["none", "late", "early"])),
-        surrender_vs_ace_ten=bool(rng.integers(2)),
-        peek=bool(rng.integers(2)),
-        obo=bool(rng.integers(2)),
-        insurance=bool(rng.integers(2)),
-        even_money=bool(rng.integers(2)),
-    )
+    return random_rules(np.random.default_rng(seed), decks=(0, 1, 2, 4, 6, 8))
 
 
 @pytest.mark.parametrize("seed", range(6))
