@@ -222,7 +222,6 @@ class BlackjackEnv(gym.Env):
         self._res = np.zeros(E.RES_SIZE, np.float64)
         self._obs = np.zeros(len(self.observation_space.nvec), np.int64)
         self._seeded = False
-        self._last_reward = 0.0
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -233,7 +232,6 @@ class BlackjackEnv(gym.Env):
             self._seeded = True
         self._stack_cards(options)
         E.env_reset(self._st, self._hands, self._shoe, self._res, self._obs, self._mask, self._count_mode)
-        self._last_reward = 0.0
         info: dict[str, Any] = {"action_mask": self._mask.copy()}
         if self.render_mode == "human":
             self.render()
@@ -252,7 +250,6 @@ class BlackjackEnv(gym.Env):
         info: dict[str, Any] = {"action_mask": self._mask.copy()}
         if terminated:
             info.update(self.round_summary())
-        self._last_reward = reward
         if self.render_mode == "human":
             self.render()
         return self._obs.copy(), reward, bool(terminated), False, info
