@@ -34,7 +34,8 @@ from .rules import MAX_HANDS
 
 # The game functions neither allocate nor keep arrays, so they run without numba's reference
 # counting (``_nrt=False``): the atomic increments it adds at every call were half the
-# simulator's time.
+# simulator's time. The few functions on every card's path are inlined by numba itself
+# (``inline="always"``, 10% faster); inlining more grew compile times more than it saved.
 
 # ----------------------------------------------------------------------------- actions
 STAND, HIT, DOUBLE, SPLIT, SURRENDER, INSURANCE, NO_INSURANCE = range(7)
@@ -148,12 +149,12 @@ M32 = 0xFFFFFFFF
 
 
 # ============================================================================= random numbers
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _rotl32(x, k):
     return ((x << k) | (x >> (32 - k))) & M32
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def next_u32(words, base):
     """Next 32-bit output of the xoshiro128** generator held in words[base:base+4]."""
     s0 = words[base]
@@ -175,7 +176,7 @@ def next_u32(words, base):
     return result
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def uniform_int(words, base, n):
     """Unbiased integer in [0, n) from the generator at words[base:] (Lemire's method), n < 2**31."""
     m = next_u32(words, base) * n
@@ -270,7 +271,7 @@ def _reshuffle_discards(st, shoe):
     st[S_MID_SHUFFLE] = 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _take(st, shoe, j):
     """Deal shoe[j]: swap it to the dealt end of the shoe and count it out."""
     pos = st[S_SHOE_POS]
