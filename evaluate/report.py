@@ -1,0 +1,611 @@
+"""``blackjack-evaluate report``: a policy's evaluation as a report to open in a browser.
+
+    blackjack-evaluate report --policy basic --rounds 1e7 --out reports/basic
+    blackjack-evaluate report --policy my_agent/ --run my_agent/ --rules vegas-strip --out reports/agent
+
+writes into ``--out``:
+
+* ``report.html``: self-contained (figures embedded as base64 PNG; nothing is fetched when opened),
+* ``report.md``: the same content as Markdown, beside the PNG files it shows,
+* ``ev.png``, ``rates.png``, and for strategy-table policies ``chart.png`` (and ``deviations.png``
+  where the policy differs from basic strategy), with ``--run`` ``learning_curve.png``,
+* ``summary.json``: every number the report prints.
+
+The simulated numbers come from two runs with the same seed. In the first, basic strategy plays
+the very cards the policy was dealt in every round (common random numbers), so the gap to basic
+strategy has a tight interval. The second runs random play alone, for scale: the simulator moves
+the shoe on along the second player's play, so no run can put a third player on the same cards
+(that would need a three-way pairing in ``blackjack_env.simulate``). For a strategy-table policy the exact
+analysis adds its exact EV and, for every cell where it plays otherwise than basic strategy, that
+deviation's exact cost per occurrence and per round.
+
+``--run DIR`` (a training run) adds the learning curve from ``DIR/metrics.csv``: a CSV with a
+header and the columns ``step`` (training steps), ``ev_gap`` (EV minus basic strategy's EV per
+round), ``ev_gap_low`` and ``ev_gap_high`` (its 95% interval) and ``agreement`` (share of
+decisions that agree with basic strategy, 0..1); other columns are ignored.
+
+The files are built in a temporary folder beside ``--out`` and moved in when complete. A new
+``--out`` is created by one rename; an existing one keeps every file the report does not write,
+and the report refuses (naming them) to replace files it would write unless ``--overwrite``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import csv
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from blackjack_env.rules import Rules
+from blackjack_env.simulate import OUT_B, OUTCOMES, Policy
+from blackjack_env.strategy import StrategyTable, row_of_label, up_label
+
+from .cli import CliError, add_rules_arguments, interval, parse_rounds, positive_int, rules_from_args
+from .policies import POLICY_CHOICES, load_policy
+from .runner import RunOutcome, default_workers, simulate
+
+METRICS_FILE = "metrics.csv"
+METRICS_COLUMNS = ("step", "ev_gap", "ev_gap_low", "ev_gap_high", "agreement")
+FIGURE_FILES = ("ev.png", "rates.png", "chart.png", "deviations.png", "learning_curve.png")
+#: Every file a report may write (checked against --out before any work is done).
+REPORT_FILES = ("report.html", "report.md", "summary.json", *FIGURE_FILES)
+
+#: Chart sections as printed charts show them: hard 5-21, soft 13-21, pairs 2..A.
+CHART_ROWS = {
+    "hard": [str(t) for t in range(5, 22)],
+    "soft": [str(t) for t in range(13, 22)],
+    "pairs": ["2", "3", "4", "5", "6", "7", "8", "9", "10", "A"],
+}
+CHART_COLUMNS = [up_label(up) for up in (2, 3, 4, 5, 6, 7, 8, 9, 10, 1)]
+#: Colours of the chart's first letters, close to the familiar printed charts.
+ACTION_COLOURS = {
+    "H": ("#f6b8b0", "hit"),
+    "S": ("#f7dc6f", "stand"),
+    "D": ("#82d99b", "double"),
+    "P": ("#8ec5ef", "split"),
+    "R": ("#d2b4de", "surrender"),
+}
+
+
+# ====================================================================== number formats
+# One formatter per kind of number: the templates print through these, and the tests check that
+# every number in summary.json appears, formatted the same way, in report.md and report.html.
+def fmt_ev(value: float) -> str:
+    """An EV or an EV gap per initial bet."""
+    return f"{value:+.5f}"
+
+
+def fmt_cost(value: float) -> str:
+    """An exact deviation cost (tiny numbers: six decimals)."""
+    return f"{value:.6f}"
+
+
+def fmt_rate(value: float) -> str:
+    return f"{value:.4f}"
+
+
+# ====================================================================== the numbers
+@dataclass
+class Estimate:
+    """A simulated mean with its 95% confidence interval."""
+
+    value: float
+    low: float
+    high: float
+    stderr: float
+
+    @classmethod
+    def of(cls, mean: float, stderr: float) -> Estimate:
+        low, high = interval(mean, stderr)
+        return cls(mean, low, high, stderr)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"value": self.value, "ci95_low": self.low, "ci95_high": self.high, "stderr": self.stderr}
+
+
+@dataclass
+class Report:
+    """Everything the report shows (``to_summary`` is summary.json)."""
+
+    policy: str
+    rules: Rules
+    rounds: int
+    seed: int
+    interrupted: bool
+    ev: dict[str, Estimate]  # policy and basic (paired, same cards), random (its own run)
+    gap_to_basic: Estimate
+    paired_rounds: int
+    rates: dict[str, dict[str, float]]  # policy, basic
+    exact: dict[str, float] | None  # policy and basic strategy's exact EVs (table policies)
+    deviations: list[dict[str, Any]] = field(default_factory=list)
+    table: StrategyTable | None = None
+    basic_table: StrategyTable | None = None
+    curve: list[dict[str, float]] | None = None
+    notes: list[str] = field(default_factory=list)
+    figures: dict[str, str] = field(default_factory=dict)  # file name -> caption
+
+    def to_summary(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "rules": self.rules.to_dict(),
+            "rules_description": self.rules.describe(),
+            "rounds": self.rounds,
+            "seed": self.seed,
+            "interrupted": self.interrupted,
+            "ev": {name: estimate.to_dict() for name, estimate in self.ev.items()},
+            "ev_cards": {
+                "policy": "run 1",
+                "basic": "run 1, paired: the cards the policy was dealt, every round",
+                "random": "run 2, same seed, random play alone (not the policy's cards)",
+            },
+            "gap_to_basic": {**self.gap_to_basic.to_dict(), "paired_rounds": self.paired_rounds},
+            "rates": self.rates,
+            "exact": self.exact,
+            "deviations": self.deviations,
+            "learning_curve": self.curve,
+            "figures": sorted(self.figures),
+            "notes": self.notes,
+        }
+
+
+def paired_runs(args: argparse.Namespace, rules: Rules, policy: Policy) -> tuple[RunOutcome, RunOutcome]:
+    """The policy paired with basic strategy (same cards every round), and random play on its own
+    with the same seed (see the module docstring for why it cannot share the cards)."""
+    runs = []
+    for player, baseline in ((policy, load_policy("basic", rules)), (Policy.random(), None)):
+        outcome = simulate(rules, player, args.rounds, seed=args.seed, baseline=baseline, workers=args.workers)
+        if outcome.result.rounds == 0:
+            raise CliError("interrupted before any round finished")
+        runs.append(outcome)
+    return runs[0], runs[1]
+
+
+def build_report(args: argparse.Namespace) -> Report:
+    """Simulate, analyse and collect every number of the report."""
+    rules = rules_from_args(args)
+    policy = load_policy(args.policy, rules)
+    vs_basic, vs_random = paired_runs(args, rules, policy)
+    a, b = vs_basic.result, vs_random.result
+    diff, diff_stderr, paired = a.diff()
+    report = Report(
+        policy=args.policy,
+        rules=rules,
+        rounds=a.rounds,
+        seed=args.seed,
+        interrupted=vs_basic.interrupted or vs_random.interrupted,
+        ev={
+            "policy": Estimate.of(a.ev(), a.stderr()),
+            "basic": Estimate.of(a.ev(OUT_B), a.stderr(OUT_B)),
+            "random": Estimate.of(b.ev(), b.stderr()),
+        },
+        gap_to_basic=Estimate.of(diff, diff_stderr),
+        paired_rounds=paired,
+        rates={"policy": a.rates(), "basic": a.rates(OUT_B)},
+        exact=None,
+    )
+    if report.interrupted:
+        report.notes.append(f"Interrupted: the simulated numbers cover the {a.rounds:,} rounds finished.")
+    if a.rounds != b.rounds:
+        report.notes.append(f"The random-play run finished {b.rounds:,} rounds (the others {a.rounds:,}).")
+    if policy.table is not None:
+        from blackjack_env.solver import solve
+
+        solution = solve(rules)
+        evaluation = solution.evaluate(policy.table)
+        report.table, report.basic_table = policy.table, solution.table
+        report.exact = {"policy": evaluation.ev, "basic": evaluation.basic_ev, "loss": evaluation.loss}
+        deviations = sorted(evaluation.deviations, key=lambda d: d.cost_per_round, reverse=True)
+        if not np.array_equal(policy.table.insurance, solution.table.insurance):
+            report.notes.append(
+                "Insurance choices differ from basic strategy's (not a chart cell: their cost is in the exact EV)."
+            )
+        report.deviations = [
+            {
+                "section": d.section,
+                "hand": d.key,
+                "up": d.up,
+                "basic": d.basic,
+                "played": d.played,
+                "cost": d.cost,
+                "frequency": d.frequency,
+                "cost_per_round": d.cost_per_round,
+            }
+            for d in deviations
+        ]
+    else:
+        report.notes.append(f"Policy {args.policy!r} is not a strategy table: it has no chart and no exact analysis.")
+    if args.run is not None:
+        metrics = Path(args.run) / METRICS_FILE
+        if metrics.is_file():
+            report.curve = read_metrics(metrics)
+        else:
+            note = f"--run {args.run}: no {METRICS_FILE} there, so no learning curve"
+            print(f"blackjack-evaluate report: note: {note}", file=sys.stderr)
+            report.notes.append(note[0].upper() + note[1:] + ".")
+    return report
+
+
+def read_metrics(path: Path) -> list[dict[str, float]]:
+    """A training run's metrics.csv (see the module docstring), checked row by row."""
+    with path.open(newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in METRICS_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise CliError(f"{path}: missing column(s) {', '.join(missing)}; needs {', '.join(METRICS_COLUMNS)}")
+        rows = []
+        for line, record in enumerate(reader, start=2):
+            try:
+                row = {c: float(record[c]) for c in METRICS_COLUMNS}
+            except (TypeError, ValueError):
+                raise CliError(f"{path} line {line}: every column of {METRICS_COLUMNS} must be a number") from None
+            if not all(math.isfinite(v) for v in row.values()):
+                raise CliError(f"{path} line {line}: numbers must be finite")
+            rows.append(row)
+    if not rows:
+        raise CliError(f"{path}: no rows after the header")
+    return sorted(rows, key=lambda r: r["step"])
+
+
+# ====================================================================== figures
+def _figure(width: float, height: float):
+    """A matplotlib Figure on the Agg canvas (no pyplot: no global state, no display needed)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def ev_figure(report: Report, path: Path) -> None:
+    names = ["policy", "basic", "random"]
+    labels = [f"{report.policy}", "basic strategy\n(same cards)", "random play\n(own run)"]
+    fig = _figure(7, 3.4)
+    ax, gap_ax = fig.subplots(1, 2, width_ratios=[3, 1.3])
+    values = [report.ev[n].value for n in names]
+    errors = [
+        [report.ev[n].value - report.ev[n].low for n in names],
+        [report.ev[n].high - report.ev[n].value for n in names],
+    ]
+    ax.barh(labels, values, xerr=errors, color=["#4c72b0", "#55a868", "#c44e52"], capsize=4)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.invert_yaxis()
+    ax.set_xlabel("EV per initial bet (95% CI)")
+    gap = report.gap_to_basic
+    gap_ax.errorbar([0], [gap.value], yerr=[[gap.value - gap.low], [gap.high - gap.value]], fmt="o", capsize=6)
+    gap_ax.axhline(0, color="black", lw=0.8)
+    gap_ax.set_xticks([0], ["policy - basic"])
+    gap_ax.set_title("paired gap (95% CI)", fontsize=9)
+    fig.savefig(path, format="png")
+
+
+def rates_figure(report: Report, path: Path) -> None:
+    fig = _figure(8, 3.2)
+    ax = fig.subplots()
+    x = np.arange(len(OUTCOMES))
+    ax.bar(x - 0.2, [report.rates["policy"][k] for k in OUTCOMES], 0.4, label=report.policy, color="#4c72b0")
+    ax.bar(x + 0.2, [report.rates["basic"][k] for k in OUTCOMES], 0.4, label="basic strategy", color="#55a868")
+    ax.set_xticks(x, OUTCOMES)
+    ax.set_ylabel("share of rounds")
+    ax.legend()
+    fig.savefig(path, format="png")
+
+
+def chart_figure(table: StrategyTable, basic: StrategyTable, path: Path) -> None:
+    """Hard, soft and pair grids coloured by action; cells that differ from basic strategy are
+    framed in black and show basic strategy's code below the policy's."""
+    from matplotlib.patches import Patch, Rectangle
+
+    fig = _figure(12, 6.6)
+    axes = fig.subplots(1, 3)
+    for ax, (section, keys) in zip(axes, CHART_ROWS.items(), strict=True):
+        for i, key in enumerate(keys):
+            row = row_of_label(section, key)
+            for j, up in enumerate((2, 3, 4, 5, 6, 7, 8, 9, 10, 1)):
+                code, base = table.cell_code(row, up), basic.cell_code(row, up)
+                differs = code != base
+                ax.add_patch(
+                    Rectangle(
+                        (j, i),
+                        1,
+                        1,
+                        facecolor=ACTION_COLOURS[code[0]][0],
+                        edgecolor="black" if differs else "white",
+                        lw=2.5 if differs else 0.8,
+                        zorder=2 if differs else 1,
+                    )
+                )
+                weight = "bold" if differs else "normal"
+                ax.text(j + 0.5, i + 0.45, code, ha="center", va="center", fontsize=8, weight=weight, zorder=3)
+                if differs:
+                    ax.text(j + 0.5, i + 0.85, f"basic {base}", ha="center", va="center", fontsize=5, zorder=3)
+        ax.set_xlim(0, 10)
+        ax.set_ylim(len(keys), 0)
+        ax.set_xticks(np.arange(10) + 0.5, CHART_COLUMNS)
+        ax.set_yticks(np.arange(len(keys)) + 0.5, [f"{k},{k}" if section == "pairs" else k for k in keys])
+        ax.set_title(section)
+        ax.set_aspect("equal")
+        ax.set_anchor("N")
+        ax.tick_params(length=0)
+        ax.set_xlabel("dealer up card")
+    handles = [Patch(facecolor=c, label=name) for c, name in ACTION_COLOURS.values()]
+    handles.append(Patch(facecolor="white", edgecolor="black", lw=2.5, label="differs from basic strategy"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles))
+    fig.suptitle(f"{table.name}: second letter = fallback when the first is not allowed")
+    fig.savefig(path, format="png")
+
+
+def deviations_figure(report: Report, path: Path, top: int = 20) -> None:
+    shown = report.deviations[:top]
+    fig = _figure(7, 0.8 + 0.28 * len(shown))
+    ax = fig.subplots()
+    labels = [f"{d['section']} {d['hand']} v {d['up']}: {d['played']} (basic {d['basic']})" for d in shown]
+    ax.barh(labels, [d["cost_per_round"] for d in shown], color="#c44e52")
+    ax.invert_yaxis()
+    ax.set_xlabel("exact EV cost per round (cost per occurrence x frequency)")
+    ax.tick_params(axis="y", labelsize=7)
+    fig.savefig(path, format="png")
+
+
+def curve_figure(curve: list[dict[str, float]], path: Path) -> None:
+    steps = [r["step"] for r in curve]
+    fig = _figure(7, 5)
+    gap_ax, agree_ax = fig.subplots(2, 1, sharex=True)
+    gap_ax.fill_between(steps, [r["ev_gap_low"] for r in curve], [r["ev_gap_high"] for r in curve], alpha=0.3)
+    gap_ax.plot(steps, [r["ev_gap"] for r in curve], marker=".")
+    gap_ax.axhline(0, color="black", lw=0.8)
+    gap_ax.set_ylabel("EV gap to basic (95% CI)")
+    agree_ax.plot(steps, [r["agreement"] for r in curve], marker=".", color="#55a868")
+    agree_ax.set_ylabel("agreement with basic")
+    agree_ax.set_xlabel("training step")
+    fig.savefig(path, format="png")
+
+
+def draw_figures(report: Report, folder: Path) -> None:
+    """Write the PNG figures into ``folder`` and list them (with captions) in the report."""
+    ev_figure(report, folder / "ev.png")
+    report.figures["ev.png"] = "EV per initial bet, and the paired gap to basic strategy (same cards)"
+    rates_figure(report, folder / "rates.png")
+    report.figures["rates.png"] = "Outcome rates beside basic strategy's"
+    if report.table is not None and report.basic_table is not None:
+        chart_figure(report.table, report.basic_table, folder / "chart.png")
+        report.figures["chart.png"] = "The policy's strategy chart; framed cells differ from basic strategy"
+        if report.deviations:
+            deviations_figure(report, folder / "deviations.png")
+            report.figures["deviations.png"] = "Deviations from basic strategy by exact cost per round"
+    if report.curve:
+        curve_figure(report.curve, folder / "learning_curve.png")
+        report.figures["learning_curve.png"] = "Learning curve: EV gap to basic strategy and agreement"
+
+
+# ====================================================================== documents
+MARKDOWN = """\
+# Evaluation of {{ r.policy }}
+
+Rules: {{ r.rules.describe() }}. {{ "{:,}".format(r.rounds) }} rounds, seed {{ r.seed }}.
+{% for note in r.notes %}
+> {{ note }}
+{% endfor %}
+## Headline
+
+| player | EV per initial bet | 95% CI | cards |
+|---|---|---|---|
+{% for name, label, cards in labels %}| {{ label }} | {{ ev(r.ev[name].value) }} | \
+{{ ev(r.ev[name].low) }} .. {{ ev(r.ev[name].high) }} | {{ cards }} |
+{% endfor %}
+Paired gap to basic strategy (policy - basic, {{ "{:,}".format(r.paired_rounds) }} rounds on identical cards): \
+**{{ ev(r.gap_to_basic.value) }}** (95% CI {{ ev(r.gap_to_basic.low) }} .. {{ ev(r.gap_to_basic.high) }}).
+{% if r.exact %}
+Exact EV (no sampling): policy {{ ev(r.exact.policy) }}, basic strategy {{ ev(r.exact.basic) }}; \
+the policy gives up {{ cost(r.exact.loss) }} per round.
+{% endif %}
+![EV]({{ img("ev.png") }})
+
+## Strategy chart
+{% if r.table %}
+![chart]({{ img("chart.png") }})
+
+{% if r.deviations %}{{ r.deviations|length }} cell(s) differ from basic strategy. \
+Cost: the exact EV lost each time the situation arises (units of the initial bet), \
+every other decision staying basic strategy; per round: cost x frequency of the situation.
+
+| hand | up | played | basic | cost per occurrence | frequency per round | cost per round |
+|---|---|---|---|---|---|---|
+{% for d in r.deviations %}| {{ d.section }} {{ d.hand }} | {{ d.up }} | {{ d.played }} | {{ d.basic }} | \
+{{ cost(d.cost) }} | {{ cost(d.frequency) }} | {{ cost(d.cost_per_round) }} |
+{% endfor %}
+![deviations]({{ img("deviations.png") }})
+{% else %}Every cell plays basic strategy.
+{% endif %}{% else %}The policy is not a strategy table: no chart.
+{% endif %}
+## Outcome rates
+
+| outcome | {{ r.policy }} | basic strategy |
+|---|---|---|
+{% for k in outcomes %}| {{ k }} | {{ rate(r.rates.policy[k]) }} | {{ rate(r.rates.basic[k]) }} |
+{% endfor %}
+![rates]({{ img("rates.png") }})
+{% if r.curve %}
+## Learning curve
+
+![learning curve]({{ img("learning_curve.png") }})
+
+| step | EV gap | 95% CI | agreement |
+|---|---|---|---|
+{% for p in r.curve %}| {{ "{:g}".format(p.step) }} | {{ ev(p.ev_gap) }} | \
+{{ ev(p.ev_gap_low) }} .. {{ ev(p.ev_gap_high) }} | {{ rate(p.agreement) }} |
+{% endfor %}{% endif %}
+## Rules
+
+| field | value |
+|---|---|
+{% for k, v in r.rules.to_dict().items() %}| {{ k }} | {{ v }} |
+{% endfor %}"""
+
+HTML = """\
+<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Evaluation of {{ r.policy }}</title>
+<style>
+body { font-family: system-ui, sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; } th, td { border: 1px solid #ccc; padding: 4px 10px; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; } img { max-width: 100%; }
+.note { background: #fff3cd; padding: 6px 10px; } .gap { font-size: 1.2em; }
+</style></head><body>
+<h1>Evaluation of {{ r.policy }}</h1>
+<p>Rules: {{ r.rules.describe() }}. {{ "{:,}".format(r.rounds) }} rounds, seed {{ r.seed }}.</p>
+{% for note in r.notes %}<p class="note">{{ note }}</p>{% endfor %}
+<h2>Headline</h2>
+<table><tr><th>player</th><th>EV per initial bet</th><th>95% CI</th><th>cards</th></tr>
+{% for name, label, cards in labels %}<tr><td>{{ label }}</td><td class="num">{{ ev(r.ev[name].value) }}</td>
+<td class="num">{{ ev(r.ev[name].low) }} .. {{ ev(r.ev[name].high) }}</td><td>{{ cards }}</td></tr>{% endfor %}
+</table>
+<p class="gap">Paired gap to basic strategy (policy - basic,
+{{ "{:,}".format(r.paired_rounds) }} rounds on identical cards): <b>{{ ev(r.gap_to_basic.value) }}</b>
+(95% CI {{ ev(r.gap_to_basic.low) }} .. {{ ev(r.gap_to_basic.high) }}).</p>
+{% if r.exact %}<p>Exact EV (no sampling): policy {{ ev(r.exact.policy) }}, basic strategy {{ ev(r.exact.basic) }};
+the policy gives up {{ cost(r.exact.loss) }} per round.</p>{% endif %}
+<figure><img alt="EV" src="{{ img('ev.png') }}"><figcaption>{{ r.figures['ev.png'] }}</figcaption></figure>
+<h2>Strategy chart</h2>
+{% if r.table %}<figure><img alt="chart" src="{{ img('chart.png') }}">
+<figcaption>{{ r.figures['chart.png'] }}</figcaption></figure>
+{% if r.deviations %}<p>{{ r.deviations|length }} cell(s) differ from basic strategy. Cost: the exact EV lost each time
+the situation arises (units of the initial bet), every other decision staying basic strategy; per round: cost x
+frequency of the situation.</p>
+<table><tr><th>hand</th><th>up</th><th>played</th><th>basic</th><th>cost per occurrence</th>
+<th>frequency per round</th><th>cost per round</th></tr>
+{% for d in r.deviations %}<tr><td>{{ d.section }} {{ d.hand }}</td><td>{{ d.up }}</td><td>{{ d.played }}</td>
+<td>{{ d.basic }}</td><td class="num">{{ cost(d.cost) }}</td><td class="num">{{ cost(d.frequency) }}</td>
+<td class="num">{{ cost(d.cost_per_round) }}</td></tr>{% endfor %}
+</table>
+<figure><img alt="deviations" src="{{ img('deviations.png') }}"></figure>
+{% else %}<p>Every cell plays basic strategy.</p>{% endif %}
+{% else %}<p>The policy is not a strategy table: no chart.</p>{% endif %}
+<h2>Outcome rates</h2>
+<table><tr><th>outcome</th><th>{{ r.policy }}</th><th>basic strategy</th></tr>
+{% for k in outcomes %}<tr><td>{{ k }}</td><td class="num">{{ rate(r.rates.policy[k]) }}</td>
+<td class="num">{{ rate(r.rates.basic[k]) }}</td></tr>{% endfor %}
+</table>
+<figure><img alt="rates" src="{{ img('rates.png') }}"><figcaption>{{ r.figures['rates.png'] }}</figcaption></figure>
+{% if r.curve %}<h2>Learning curve</h2>
+<figure><img alt="learning curve" src="{{ img('learning_curve.png') }}"></figure>
+<table><tr><th>step</th><th>EV gap</th><th>95% CI</th><th>agreement</th></tr>
+{% for p in r.curve %}<tr><td class="num">{{ "{:g}".format(p.step) }}</td><td class="num">{{ ev(p.ev_gap) }}</td>
+<td class="num">{{ ev(p.ev_gap_low) }} .. {{ ev(p.ev_gap_high) }}</td><td class="num">{{ rate(p.agreement) }}</td>
+</tr>{% endfor %}</table>{% endif %}
+<h2>Rules</h2>
+<table><tr><th>field</th><th>value</th></tr>
+{% for k, v in r.rules.to_dict().items() %}<tr><td>{{ k }}</td><td>{{ v }}</td></tr>{% endfor %}
+</table>
+</body></html>
+"""
+
+
+def render_documents(report: Report, folder: Path) -> None:
+    """report.md (linking the PNG files) and report.html (embedding them), from one set of numbers."""
+    import jinja2
+
+    labels = [
+        ("policy", report.policy, "run 1"),
+        ("basic", "basic strategy", "run 1: the policy's cards, every round"),
+        ("random", "random play", "run 2 (same seed, its own cards)"),
+    ]
+    common = {"r": report, "labels": labels, "outcomes": OUTCOMES, "ev": fmt_ev, "cost": fmt_cost, "rate": fmt_rate}
+
+    def embedded(name: str) -> str:
+        return "data:image/png;base64," + base64.b64encode((folder / name).read_bytes()).decode("ascii")
+
+    md = jinja2.Environment(autoescape=False, keep_trailing_newline=True).from_string(MARKDOWN)
+    (folder / "report.md").write_text(md.render(**common, img=lambda name: name))
+    html = jinja2.Environment(autoescape=True).from_string(HTML)
+    (folder / "report.html").write_text(html.render(**common, img=embedded))
+    (folder / "summary.json").write_text(json.dumps(report.to_summary(), indent=1))
+
+
+# ====================================================================== output folder
+def check_out(out: Path, overwrite: bool) -> None:
+    """Refuse, before any work, an --out that is a file or holds report files (unless overwrite)."""
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out} exists and is not a folder")
+    clashes = [name for name in REPORT_FILES if (out / name).exists()]
+    if clashes and not overwrite:
+        raise CliError(
+            f"--out {out} already holds {', '.join(clashes)}; pass --overwrite to replace them "
+            "(other files there are left alone) or choose another --out"
+        )
+
+
+def write_report(report: Report, out: Path, overwrite: bool = False) -> list[Path]:
+    """Build every file in a temporary folder beside ``out``, then move them in.
+
+    A new ``out`` appears whole (one rename). In an existing ``out`` only the report's own files
+    are replaced, each by an atomic rename, and only with ``overwrite``; other files stay."""
+    out = out.resolve()
+    check_out(out, overwrite)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temp, 0o777 & ~umask)  # mkdtemp's 0700 would make a new --out private
+    try:
+        draw_figures(report, temp)
+        render_documents(report, temp)
+        names = sorted(p.name for p in temp.iterdir())
+        if not out.exists():
+            os.rename(temp, out)
+            return [out / name for name in names]
+        check_out(out, overwrite)  # again: files may have appeared while the report was built
+        for name in names:
+            os.replace(temp / name, out / name)
+        return [out / name for name in names]
+    finally:
+        if temp.exists():
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+# ====================================================================== command line
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="blackjack-evaluate report",
+        description="Simulate a policy and write report.html, report.md, PNG figures and summary.json.",
+    )
+    parser.add_argument("--policy", default="basic", help=f"{POLICY_CHOICES} (default basic)")
+    parser.add_argument("--run", default=None, help=f"a training run's folder: learning curve from its {METRICS_FILE}")
+    add_rules_arguments(parser)
+    parser.add_argument("--rounds", type=parse_rounds, default=10_000_000, help="rounds per run (e.g. 1e7)")
+    parser.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same report")
+    parser.add_argument(
+        "--workers", type=positive_int, default=None, help=f"parallel workers (default: all {default_workers()} cores)"
+    )
+    parser.add_argument("--out", required=True, help="folder to write the report into")
+    parser.add_argument("--overwrite", action="store_true", help="replace report files already in --out")
+    return parser
+
+
+def format_headline(report: Report) -> str:
+    p, gap = report.ev["policy"], report.gap_to_basic
+    return (
+        f"policy {report.policy}: EV {fmt_ev(p.value)} (95% CI {fmt_ev(p.low)} .. {fmt_ev(p.high)}); "
+        f"gap to basic strategy {fmt_ev(gap.value)} (95% CI {fmt_ev(gap.low)} .. {fmt_ev(gap.high)})"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        check_out(Path(args.out).resolve(), args.overwrite)
+        report = build_report(args)
+        paths = write_report(report, Path(args.out), overwrite=args.overwrite)
+    except (CliError, ValueError, OSError) as error:
+        print(f"blackjack-evaluate report: error: {error}", file=sys.stderr)
+        return 2
+    print(format_headline(report))
+    print(f"wrote {len(paths)} files to {Path(args.out).resolve()}: {', '.join(p.name for p in paths)}")
+    return 0

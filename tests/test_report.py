@@ -1,0 +1,210 @@
+"""blackjack-evaluate report: builds for basic, random and a saved table, figures decode, the numbers
+in summary.json are the ones printed, a learning curve from metrics.csv, and no user file is lost."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from blackjack_env import Rules
+from blackjack_env.solver import solve
+from blackjack_env.strategy import StrategyTable, order_of_code, row_of_label, up_of_label
+from evaluate import cli
+from evaluate.report import fmt_cost, fmt_ev, fmt_rate, main
+
+ROUNDS = "30000"
+RATE_KEYS = ("win", "push", "loss", "blackjack", "bust", "surrender", "double", "split", "insurance")
+METRICS = (
+    "step,ev_gap,ev_gap_low,ev_gap_high,agreement,loss\n"  # an extra column is ignored
+    "20000,-0.004,-0.0052,-0.0031,0.97,1\n"
+    "1000,-0.3,-0.32,-0.28,0.41,9\n"  # rows are sorted by step
+)
+
+
+def build(out: Path, *args: str) -> dict:
+    assert main(["--rounds", ROUNDS, "--workers", "2", "--seed", "3", "--out", str(out), *args]) == 0
+    return json.loads((out / "summary.json").read_text())
+
+
+def texts(out: Path) -> tuple[str, str]:
+    return (out / "report.md").read_text(), (out / "report.html").read_text()
+
+
+def assert_printed(summary: dict, out: Path) -> None:
+    """Every number of summary.json appears, formatted as the report formats it, in both documents."""
+    numbers = []
+    for estimate in [*summary["ev"].values(), summary["gap_to_basic"]]:
+        numbers += [fmt_ev(estimate[k]) for k in ("value", "ci95_low", "ci95_high")]
+    for who in ("policy", "basic"):
+        numbers += [fmt_rate(summary["rates"][who][k]) for k in RATE_KEYS]
+    if summary["exact"]:
+        numbers += [fmt_ev(summary["exact"]["policy"]), fmt_ev(summary["exact"]["basic"])]
+        numbers.append(fmt_cost(summary["exact"]["loss"]))
+    for d in summary["deviations"]:
+        numbers += [fmt_cost(d[k]) for k in ("cost", "frequency", "cost_per_round")]
+    for point in summary["learning_curve"] or []:
+        numbers += [fmt_ev(point[k]) for k in ("ev_gap", "ev_gap_low", "ev_gap_high")]
+        numbers.append(fmt_rate(point["agreement"]))
+    numbers.append(f"{summary['rounds']:,}")
+    for text in texts(out):
+        missing = [n for n in numbers if n not in text]
+        assert not missing, missing
+
+
+def assert_images(out: Path, summary: dict) -> None:
+    """Each listed PNG decodes; report.html embeds exactly those bytes and fetches nothing."""
+    html = (out / "report.html").read_text()
+    embedded = [base64.b64decode(b) for b in re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)]
+    assert len(embedded) == len(summary["figures"]) > 0
+    for name in summary["figures"]:
+        data = (out / name).read_bytes()
+        with Image.open(io.BytesIO(data)) as image:
+            image.verify()
+            assert image.format == "PNG"
+        assert data in embedded
+        assert f"]({name})" in (out / "report.md").read_text()
+    assert not re.search(r"(src|href)=\"(?!data:)", html)
+    assert "http" not in html
+
+
+@pytest.fixture(scope="module")
+def basic_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("reports") / "basic"
+    return out, build(out, "--policy", "basic")
+
+
+def test_basic_report(basic_report: tuple[Path, dict], capsys: pytest.CaptureFixture[str]) -> None:
+    out, summary = basic_report
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["chart.png", "ev.png", "rates.png", "report.html", "report.md", "summary.json"]
+    )
+    assert_images(out, summary)
+    assert_printed(summary, out)
+    assert summary["rounds"] == int(ROUNDS) and summary["deviations"] == []
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask  # a new --out is as open as mkdir makes it
+    assert summary["gap_to_basic"]["value"] == 0.0  # basic strategy against itself on the same cards
+    assert summary["exact"]["policy"] == pytest.approx(solve(Rules()).ev)
+    md, html = texts(out)
+    assert "Every cell plays basic strategy." in md and "Every cell plays basic strategy." in html
+    for field, value in Rules().to_dict().items():
+        assert f"| {field} | {value} |" in md
+
+
+def test_simulated_numbers_are_blackjack_evaluates(basic_report: tuple[Path, dict], capsys) -> None:
+    """The report's EVs are those blackjack-evaluate gives with the same seed (paired with basic
+    strategy; random play on its own)."""
+    _, summary = basic_report
+    common = ["--rounds", ROUNDS, "--seed", "3", "--json", "--no-progress"]
+    assert cli.main([*common, "--baseline", "basic"]) == 0
+    paired = json.loads(capsys.readouterr().out)
+    assert summary["ev"]["policy"]["value"] == paired["ev"]
+    assert summary["ev"]["basic"]["value"] == paired["baseline_ev"]
+    assert summary["gap_to_basic"]["value"] == paired["ev_diff"]
+    assert summary["rates"]["policy"] == {k: paired[k] for k in RATE_KEYS}
+    assert summary["rates"]["basic"] == paired["baseline_rates"]
+    assert cli.main([*common, "--policy", "random"]) == 0
+    assert summary["ev"]["random"]["value"] == json.loads(capsys.readouterr().out)["ev"]
+
+
+def test_random_report_has_no_chart(tmp_path: Path) -> None:
+    out = tmp_path / "random"
+    summary = build(out, "--policy", "random", "--rules", "vegas-strip")
+    assert summary["exact"] is None and "chart.png" not in summary["figures"]
+    assert summary["gap_to_basic"]["ci95_high"] < 0
+    assert summary["rules"] == Rules.preset("vegas-strip").to_dict()
+    assert_images(out, summary)
+    assert_printed(summary, out)
+    assert "is not a strategy table" in texts(out)[0]
+
+
+def test_a_saved_table_with_deviations_and_a_learning_curve(tmp_path: Path, capsys) -> None:
+    rules = Rules()
+    basic = solve(rules).table
+    actions = basic.actions.copy()
+    for section, key, up, code in (("hard", "16", "10", "S"), ("pairs", "8", "9", "S"), ("hard", "11", "6", "H")):
+        actions[row_of_label(section, key), up_of_label(up) - 1] = order_of_code(code)
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    StrategyTable(actions, basic.insurance, name="agent").save(agent / "strategy.json")
+    (agent / "metrics.csv").write_text(METRICS)
+    out = tmp_path / "report"
+    summary = build(out, "--policy", str(agent), "--run", str(agent))
+    assert "learning_curve.png" in summary["figures"] and "deviations.png" in summary["figures"]
+    assert_images(out, summary)
+    assert_printed(summary, out)
+    expected = solve(rules).evaluate(StrategyTable(actions, basic.insurance))
+    assert len(summary["deviations"]) == 3
+    costs = {(d.section, d.key, d.up): d for d in expected.deviations}
+    for d in summary["deviations"]:
+        exact = costs[(d["section"], d["hand"], d["up"])]
+        assert (d["cost"], d["frequency"], d["played"], d["basic"]) == (
+            exact.cost,
+            exact.frequency,
+            exact.played,
+            exact.basic,
+        )
+        assert d["cost_per_round"] == pytest.approx(exact.cost * exact.frequency)
+    per_round = [d["cost_per_round"] for d in summary["deviations"]]
+    assert per_round == sorted(per_round, reverse=True)
+    assert summary["exact"]["loss"] == pytest.approx(expected.loss)
+    assert summary["gap_to_basic"]["ci95_high"] < 0
+    assert [p["step"] for p in summary["learning_curve"]] == [1000, 20000]
+    assert "policy " in capsys.readouterr().out
+
+
+def test_learning_curve_file_errors(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.csv").write_text("step,ev_gap\n1,0.1\n")
+    assert main(["--rounds", "100", "--run", str(run), "--out", str(tmp_path / "x")]) == 2
+    assert "missing column(s) ev_gap_low, ev_gap_high, agreement" in capsys.readouterr().err
+    (run / "metrics.csv").write_text("step,ev_gap,ev_gap_low,ev_gap_high,agreement\n1,0.1,x,0.2,0.5\n")
+    assert main(["--rounds", "100", "--run", str(run), "--out", str(tmp_path / "x")]) == 2
+    assert "line 2" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_run_without_metrics_is_said_not_skipped_silently(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "r"
+    summary = build(out, "--policy", "random", "--run", str(tmp_path))
+    assert "no metrics.csv" in capsys.readouterr().err
+    assert any("no metrics.csv" in note for note in summary["notes"])
+    assert "no metrics.csv" in texts(out)[0]
+
+
+def test_existing_files_are_never_lost(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    first = build(out, "--policy", "random")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    # a second report refuses, names the files, and changes nothing
+    assert main(["--rounds", "100", "--seed", "9", "--policy", "random", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "already holds" in err and "report.html" in err and "--overwrite" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    # --overwrite replaces the report's own files and keeps the user's
+    second = build(out, "--policy", "random", "--overwrite", "--seed", "4")
+    assert (out / "notes.txt").read_text() == "mine"
+    assert second["seed"] == 4 and first["seed"] == 3
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary folder left behind
+    # an --out that is a file is refused
+    (tmp_path / "file").write_text("x")
+    assert main(["--rounds", "100", "--out", str(tmp_path / "file")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_blackjack_evaluate_dispatches_report(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "via-cli"
+    assert cli.main(["report", "--rounds", "2000", "--policy", "random", "--out", str(out)]) == 0
+    assert (out / "report.html").is_file()
+    assert "wrote 5 files" in capsys.readouterr().out
