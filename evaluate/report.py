@@ -265,9 +265,14 @@ def _figure(width: float, height: float):
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
+def short_name(policy: str, width: int = 24) -> str:
+    """A policy name that fits a figure's axis (long paths keep their end)."""
+    return policy if len(policy) <= width else "..." + policy[-(width - 3) :]
+
+
 def ev_figure(report: Report, path: Path) -> None:
     names = ["policy", "basic", "random"]
-    labels = [f"{report.policy}", "basic strategy\n(same cards)", "random play\n(own run)"]
+    labels = [short_name(report.policy), "basic strategy\n(same cards)", "random play\n(own run)"]
     fig = _figure(7, 3.4)
     ax, gap_ax = fig.subplots(1, 2, width_ratios=[3, 1.3])
     values = [report.ev[n].value for n in names]
@@ -291,7 +296,9 @@ def rates_figure(report: Report, path: Path) -> None:
     fig = _figure(8, 3.2)
     ax = fig.subplots()
     x = np.arange(len(OUTCOMES))
-    ax.bar(x - 0.2, [report.rates["policy"][k] for k in OUTCOMES], 0.4, label=report.policy, color="#4c72b0")
+    ax.bar(
+        x - 0.2, [report.rates["policy"][k] for k in OUTCOMES], 0.4, label=short_name(report.policy), color="#4c72b0"
+    )
     ax.bar(x + 0.2, [report.rates["basic"][k] for k in OUTCOMES], 0.4, label="basic strategy", color="#55a868")
     ax.set_xticks(x, OUTCOMES)
     ax.set_ylabel("share of rounds")
@@ -526,7 +533,18 @@ def render_documents(report: Report, folder: Path) -> None:
     (folder / "report.md").write_text(md.render(**common, img=lambda name: name))
     html = jinja2.Environment(autoescape=True).from_string(HTML)
     (folder / "report.html").write_text(html.render(**common, img=embedded))
-    (folder / "summary.json").write_text(json.dumps(report.to_summary(), indent=1))
+    (folder / "summary.json").write_text(json.dumps(_finite(report.to_summary()), indent=1, allow_nan=False))
+
+
+def _finite(value: Any) -> Any:
+    """Strict JSON: an infinite interval (fewer than two rounds) is written as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 # ====================================================================== output folder
@@ -606,6 +624,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, ValueError, OSError) as error:
         print(f"blackjack-evaluate report: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("blackjack-evaluate report: interrupted; no report written", file=sys.stderr)
+        return 130
     print(format_headline(report))
     print(f"wrote {len(paths)} files to {Path(args.out).resolve()}: {', '.join(p.name for p in paths)}")
     return 0
