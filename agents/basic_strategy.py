@@ -7,6 +7,7 @@ doubles as a check that the observation carries everything a basic-strategy deci
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,8 @@ from numba import njit
 from blackjack_env.rules import Rules
 from blackjack_env.solver import Solution, solve
 from blackjack_env.strategy import StrategyTable, table_action
+
+from .base import check_batch, read_manifest, write_manifest
 
 
 @njit(cache=True)
@@ -34,6 +37,8 @@ class BasicStrategyAgent:
         solution: an already computed solver result for these rules (skips the lookup).
     """
 
+    kind = "basic"
+
     def __init__(self, rules: Rules | str | Mapping[str, Any] | None = None, solution: Solution | None = None) -> None:
         self.rules = Rules.coerce(rules)
         self.solution = solution if solution is not None else solve(self.rules)
@@ -48,16 +53,25 @@ class BasicStrategyAgent:
         """The table the compiled simulator can run without Python in the loop."""
         return self.table
 
+    def to_table(self) -> StrategyTable:
+        """The agent protocol's name for :meth:`strategy_table`."""
+        return self.table
+
+    def save(self, path: str | Path) -> None:
+        """An agent directory (agent.json + strategy.json); loading re-derives it from the rules."""
+        write_manifest(path, self.kind, self.rules, self.table)
+
+    @classmethod
+    def load(cls, path: str | Path) -> BasicStrategyAgent:
+        return cls(Rules.from_dict(read_manifest(path)["rules"]))
+
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """The action for one observation and its legal-action mask."""
         return self.table.act(obs, mask)
 
     def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Actions for N observations (int[N, obs]) and masks (bool[N, 7]) at once."""
-        obs = np.ascontiguousarray(obs, dtype=np.int64)
-        masks = np.ascontiguousarray(masks, dtype=np.bool_)
-        if obs.ndim != 2 or masks.ndim != 2 or obs.shape[0] != masks.shape[0]:
-            raise ValueError(f"act_batch needs obs[N, k] and masks[N, 7], got {obs.shape} and {masks.shape}")
+        obs, masks = check_batch(obs, masks)
         out = np.empty(obs.shape[0], np.int64)
         _act_batch(self.table.actions, self.table.insurance, obs, masks, out)
         return out

@@ -1,0 +1,100 @@
+"""The policy protocol every agent follows, and how a saved agent is found again.
+
+An agent maps an env observation and its legal-action mask to a legal action, one at a time or
+in batches. Agents that are (or can be projected onto) a total-dependent table export a
+:class:`~blackjack_env.strategy.StrategyTable`, which the compiled simulator then plays without
+Python in the loop: that is how training evaluates them and how ``blackjack-evaluate`` loads them.
+
+A saved agent is a directory: ``agent.json`` names its kind and rules, ``strategy.json`` holds the
+table it exported when saved (so tools that know only tables can still run it), and the kind's
+own files (``q.npz``, ``ppo.zip``) hold its learning state.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from blackjack_env.rules import Rules
+from blackjack_env.strategy import StrategyTable
+
+AGENT_FILE = "agent.json"
+TABLE_FILE = "strategy.json"
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Observation + mask in, legal action out; saved to and loaded from a directory."""
+
+    kind: str
+    rules: Rules
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """The action for one observation (int[k]) and its mask (bool[7])."""
+        ...
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Actions (int64[N]) for N observations (int[N, k]) and masks (bool[N, 7])."""
+        ...
+
+    def to_table(self) -> StrategyTable | None:
+        """The agent as a strategy table, or None if it cannot be tabulated (e.g. random play)."""
+        ...
+
+    def save(self, path: str | Path) -> None:
+        """Write the agent into directory ``path`` (created if missing)."""
+        ...
+
+
+def check_batch(obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """obs as int64[N, k] and masks as bool[N, 7], or a ValueError naming the shapes."""
+    obs = np.ascontiguousarray(obs, dtype=np.int64)
+    masks = np.ascontiguousarray(masks, dtype=np.bool_)
+    if obs.ndim != 2 or masks.ndim != 2 or obs.shape[0] != masks.shape[0] or masks.shape[1] != 7:
+        raise ValueError(f"act_batch needs obs[N, k] and masks[N, 7], got {obs.shape} and {masks.shape}")
+    return obs, masks
+
+
+def write_manifest(path: str | Path, kind: str, rules: Rules, table: StrategyTable | None, **extra: Any) -> Path:
+    """Create the agent directory with agent.json (and strategy.json when tabulable)."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    manifest = {"kind": kind, "rules": rules.to_dict(), **extra}
+    (path / AGENT_FILE).write_text(json.dumps(manifest, indent=2))
+    if table is not None:
+        table.save(path / TABLE_FILE)
+    return path
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """agent.json of a saved agent directory (ValueError if there is none)."""
+    file = Path(path) / AGENT_FILE
+    if not file.is_file():
+        raise ValueError(f"{path} is not a saved agent directory (no {AGENT_FILE})")
+    return json.loads(file.read_text())
+
+
+def load_agent(path: str | Path) -> Agent:
+    """Load any saved agent by the kind its agent.json names."""
+    manifest = read_manifest(path)
+    kind = manifest.get("kind")
+    if kind == "tabular":
+        from .tabular import TabularAgent
+
+        return TabularAgent.load(path)
+    if kind == "ppo":
+        from .ppo import PPOAgent
+
+        return PPOAgent.load(path)
+    if kind == "random":
+        from .random_agent import RandomAgent
+
+        return RandomAgent.load(path)
+    if kind == "basic":
+        from .basic_strategy import BasicStrategyAgent
+
+        return BasicStrategyAgent.load(path)
+    raise ValueError(f"{path}: unknown agent kind {kind!r}; known: tabular, ppo, random, basic")

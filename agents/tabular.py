@@ -1,0 +1,290 @@
+"""Tabular Monte Carlo control on the compiled engine, over exactly the strategy table's cells.
+
+The state is the cell a :class:`~blackjack_env.strategy.StrategyTable` reads (hand row from
+total, softness and a splittable pair; dealer up card) plus the insurance question (holding a
+natural or not). Learning in those cells means the greedy policy *is* a strategy table: the
+simulator runs it exactly, and the solver prices it exactly.
+
+Algorithm: off-policy every-visit Monte Carlo control with a greedy target. Each round is played
+epsilon-greedily with the legal-action mask; the round's result is credited to the decisions from
+the last exploratory one onward (every later decision was greedy, so those returns sample the
+greedy policy's action values; earlier ones are cut, as in Sutton & Barto's off-policy MC control).
+Action values are running means. Untried legal actions are tried first (optimism), so every legal
+action of a visited cell gets a value.
+
+Rounds are played inside one numba kernel, with the engine's own ``start_round`` / ``step_round``,
+in chunks seeded by ``SeedSequence([seed, chunk])``: a run is fixed by its seed and chunk size,
+and resuming from a checkpoint at a chunk boundary continues exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from blackjack_env import engine as E
+from blackjack_env.rules import MAX_HANDS, Rules
+from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PLAY_ACTIONS, StrategyTable, hand_row, table_action
+
+from .base import check_batch, read_manifest, write_manifest
+
+Q_FILE = "q.npz"
+MAX_DECISIONS = 64  # decisions one round can need (8 hands, each a few hits) with room to spare
+
+
+@njit(cache=True, _nrt=False)
+def _play_cell(st, hands):
+    """(row, column) of the current play decision, as ``table_decision`` reads it."""
+    h = st[E.S_CUR]
+    hard = hands[h, E.H_HARD]
+    aces = hands[h, E.H_ACES]
+    split_legal = E.can_split(st, hands, h)
+    pair = E.card_value(hands[h, E.H_CARDS]) if split_legal else 0
+    return hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), pair, split_legal), E.up_value(st) - 1
+
+
+@njit(cache=True, _nrt=False)
+def _epsilon_greedy(prng, epsilon, best, mask, n_actions):
+    """The behaviour policy: ``best``, or with chance epsilon a uniformly random legal action.
+
+    Returns (action, chance the behaviour policy gives ``best``)."""
+    n_legal = 0
+    for a in range(n_actions):
+        n_legal += mask[a]
+    action = best
+    if E.next_u32(prng, 0) < epsilon * 4294967296.0:
+        pick = E.uniform_int(prng, 0, n_legal)
+        for a in range(n_actions):
+            if mask[a]:
+                if pick == 0:
+                    action = a
+                    break
+                pick -= 1
+    return action, 1.0 - epsilon + epsilon / n_legal
+
+
+@njit(cache=True, _nrt=False)
+def _greedy(q, c, mask, n_actions):
+    """The legal action of highest value; an untried legal action (weight 0) first."""
+    best = -1
+    for a in range(n_actions):
+        if not mask[a]:
+            continue
+        if c[a] == 0:
+            return a
+        if best < 0 or q[a] > q[best]:
+            best = a
+    return best
+
+
+@njit(cache=True, _nrt=False)
+def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, work):
+    """Play rounds until ``steps_wanted`` env steps are done, updating the weighted means q/c
+    (play cells) and q_ins/c_ins (insurance).
+
+    Returns (steps, rounds, sum of round results) of the chunk."""
+    st, hands, shoe, res, mask, prng, trace, prob, ins_mask = work
+    decks = int(rv[E.R_DECKS])
+    st[:] = 0
+    hands[:, :] = 0
+    for i in range(52 * decks):
+        shoe[i] = 1 + i % 13
+    E.load_rules(st, rv)
+    st[E.S_SHOE_LEN] = 52 * decks
+    st[E.S_SHOE_POS] = 52 * decks
+    for k in range(4):
+        st[E.S_RNG + k] = words[k]
+        prng[k] = words[4 + k]
+    steps = 0
+    rounds = 0
+    total = 0.0
+    while steps < steps_wanted:
+        E.start_round(st, hands, shoe, res)
+        depth = 0
+        cut = 0  # the last decision off the greedy policy: earlier ones get no credit
+        reward = 0.0
+        while st[E.S_PHASE] != E.P_OVER:
+            phase = st[E.S_PHASE]
+            action = E.STAND
+            if phase == E.P_INSURANCE:
+                cell = st[E.S_NATURAL]
+                best = _greedy(q_ins[cell], c_ins[cell], ins_mask, 2)
+                choice, p_best = _epsilon_greedy(prng, epsilon, best, ins_mask, 2)
+                action = E.INSURANCE if choice == 1 else E.NO_INSURANCE
+                trace[depth, 0] = -1
+                trace[depth, 1] = cell
+                trace[depth, 2] = choice
+            elif phase == E.P_PLAY:
+                E.legal_mask(st, hands, mask)
+                row, col = _play_cell(st, hands)
+                best = _greedy(q[row, col], c[row, col], mask, N_PLAY)
+                action, p_best = _epsilon_greedy(prng, epsilon, best, mask, N_PLAY)
+                choice = action
+                trace[depth, 0] = row
+                trace[depth, 1] = col
+                trace[depth, 2] = action
+            if phase == E.P_INSURANCE or phase == E.P_PLAY:
+                prob[depth] = p_best
+                if choice != best:
+                    cut = depth
+                depth += 1
+            reward = E.step_round(st, hands, shoe, rv, res, action)
+            steps += 1
+        rounds += 1
+        total += reward
+        # weighted importance sampling, newest decision first: a decision's weight is
+        # 1 / (behaviour's chance) of every greedy choice made after it
+        weight = 1.0
+        for d in range(depth - 1, cut - 1, -1):
+            row = trace[d, 0]
+            a = trace[d, 2]
+            if row < 0:
+                cell = trace[d, 1]
+                c_ins[cell, a] += weight
+                q_ins[cell, a] += weight / c_ins[cell, a] * (reward - q_ins[cell, a])
+            else:
+                col = trace[d, 1]
+                c[row, col, a] += weight
+                q[row, col, a] += weight / c[row, col, a] * (reward - q[row, col, a])
+            weight /= prob[d]
+    return steps, rounds, total
+
+
+@njit(cache=True)
+def _act_batch(actions, insurance, obs, masks, out):
+    for i in range(obs.shape[0]):
+        out[i] = table_action(actions, insurance, obs[i], masks[i])
+
+
+class TabularAgent:
+    """Monte Carlo control over the strategy table's cells; plays its greedy table.
+
+    Args:
+        rules: the game it learns (a Rules, preset name or dict of fields).
+        epsilon: chance of a uniformly random legal action at each decision while learning.
+        seed: fixes every card and every exploration draw of the run.
+        chunk_steps: env steps per seeded chunk (part of the seed's meaning; checkpoints fall
+            on chunk boundaries).
+    """
+
+    kind = "tabular"
+
+    def __init__(
+        self,
+        rules: Rules | str | Mapping[str, Any] | None = None,
+        epsilon: float = 0.1,
+        seed: int = 0,
+        chunk_steps: int = 1 << 18,
+    ) -> None:
+        if not 0.0 < epsilon < 1.0:
+            raise ValueError(f"epsilon must be in (0, 1), got {epsilon}")
+        if chunk_steps < 1:
+            raise ValueError(f"chunk_steps must be >= 1, got {chunk_steps}")
+        self.rules = Rules.coerce(rules)
+        self.epsilon = float(epsilon)
+        self.seed = int(seed)
+        self.chunk_steps = int(chunk_steps)
+        self.q = np.zeros((N_ROWS, N_UP, N_PLAY), np.float64)
+        self.c = np.zeros((N_ROWS, N_UP, N_PLAY), np.float64)  # summed sample weights
+        self.q_ins = np.zeros((2, 2), np.float64)  # [natural?, (decline, take)]
+        self.c_ins = np.zeros((2, 2), np.float64)
+        self.steps = 0
+        self.rounds = 0
+        self.chunks = 0
+        self._work = (
+            np.zeros(E.ST_SIZE, np.int64),
+            np.zeros((MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE),
+            E.new_shoe(self.rules.decks),
+            np.zeros(E.RES_SIZE, np.float64),
+            np.zeros(E.N_ACTIONS, np.bool_),
+            np.zeros(4, np.int64),
+            np.zeros((MAX_DECISIONS, 3), np.int64),
+            np.zeros(MAX_DECISIONS, np.float64),
+            np.ones(2, np.bool_),  # both insurance answers are always legal
+        )
+
+    # ----------------------------------------------------------------- learning
+    def learn_chunk(self) -> tuple[int, float]:
+        """Play one seeded chunk; returns (rounds played, mean result of the behaviour policy)."""
+        words = E.seed_words(np.random.SeedSequence([self.seed, self.chunks]), 2)
+        steps, rounds, total = _mc_chunk(
+            self.rules.to_array(),
+            self.q,
+            self.c,
+            self.q_ins,
+            self.c_ins,
+            words,
+            self.chunk_steps,
+            self.epsilon,
+            self._work,
+        )
+        self.steps += int(steps)
+        self.rounds += int(rounds)
+        self.chunks += 1
+        return int(rounds), float(total / max(rounds, 1))
+
+    # ----------------------------------------------------------------- playing
+    def to_table(self) -> StrategyTable:
+        """The greedy table: each cell's actions by learnt value, untried ones last."""
+        value = np.where(self.c > 0, self.q, -np.inf)
+        # stable sort on -value keeps the fixed action order among ties (and untried actions)
+        order = np.argsort(-value, axis=2, kind="stable")
+        actions = np.asarray(PLAY_ACTIONS, np.int64)[order]
+        insurance = np.array(
+            [self.c_ins[i, 1] > 0 and self.c_ins[i, 0] > 0 and self.q_ins[i, 1] > self.q_ins[i, 0] for i in range(2)]
+        )
+        return StrategyTable(actions, insurance, name=f"tabular MC ({self.steps} steps)")
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        return self.to_table().act(obs, mask)
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        obs, masks = check_batch(obs, masks)
+        table = self.to_table()
+        out = np.empty(obs.shape[0], np.int64)
+        _act_batch(table.actions, table.insurance, obs, masks, out)
+        return out
+
+    # ----------------------------------------------------------------- files
+    def save(self, path: str | Path) -> None:
+        """agent.json + strategy.json + q.npz (values, counts and the run position)."""
+        path = write_manifest(
+            path,
+            self.kind,
+            self.rules,
+            self.to_table(),
+            epsilon=self.epsilon,
+            seed=self.seed,
+            chunk_steps=self.chunk_steps,
+        )
+        tmp = path / (Q_FILE + ".tmp.npz")
+        np.savez(
+            tmp,
+            q=self.q,
+            c=self.c,
+            q_ins=self.q_ins,
+            c_ins=self.c_ins,
+            counters=np.array([self.steps, self.rounds, self.chunks], np.int64),
+        )
+        tmp.replace(path / Q_FILE)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TabularAgent:
+        manifest = read_manifest(path)
+        agent = cls(
+            Rules.from_dict(manifest["rules"]),
+            epsilon=manifest["epsilon"],
+            seed=manifest["seed"],
+            chunk_steps=manifest["chunk_steps"],
+        )
+        with np.load(Path(path) / Q_FILE) as data:
+            agent.q[:] = data["q"]
+            agent.c[:] = data["c"]
+            agent.q_ins[:] = data["q_ins"]
+            agent.c_ins[:] = data["c_ins"]
+            agent.steps, agent.rounds, agent.chunks = (int(x) for x in data["counters"])
+        return agent
