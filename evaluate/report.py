@@ -627,6 +627,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("blackjack-evaluate report: interrupted; no report written", file=sys.stderr)
         return 130
+    except ImportError as error:
+        print(
+            f"blackjack-evaluate report: error: {error}; the report needs matplotlib and jinja2: "
+            "pip install 'blackjack-env[report]'",
+            file=sys.stderr,
+        )
+        return 2
     print(format_headline(report))
     print(f"wrote {len(paths)} files to {Path(args.out).resolve()}: {', '.join(p.name for p in paths)}")
     return 0
