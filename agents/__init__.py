@@ -1,5 +1,21 @@
-"""agents package."""
+"""Agents: one small protocol (observation + mask in, action out; save/load; strategy-table export).
 
+``PPOAgent`` needs the ``train`` extra (torch, sb3-contrib); it is imported on first use.
+"""
+
+from typing import Any
+
+from .base import Agent, load_agent
 from .basic_strategy import BasicStrategyAgent
+from .random_agent import RandomAgent
+from .tabular import TabularAgent
 
-__all__ = ["BasicStrategyAgent"]
+__all__ = ["Agent", "BasicStrategyAgent", "PPOAgent", "RandomAgent", "TabularAgent", "load_agent"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PPOAgent":
+        from .ppo import PPOAgent
+
+        return PPOAgent
+    raise AttributeError(f"module 'agents' has no attribute {name!r}")

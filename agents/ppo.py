@@ -1,0 +1,152 @@
+"""MaskablePPO (sb3-contrib) as an agent that never acts without the legal-action mask.
+
+SB3 one-hot encodes the ``MultiDiscrete`` observation. For evaluation the network is tabulated
+into a :class:`~blackjack_env.strategy.StrategyTable` (:meth:`PPOAgent.to_table`): for every cell
+the greedy choice on the cell's first decision (an unsplit two-card hand, every action the rules
+allow there legal) comes first, then the greedy choice between STAND and HIT on a multi-card hand
+of the same total, then the rest by the first decision's logits. That is exact for a policy that
+sees only the table's state (total, softness, pair, up card); PPO also sees the hand count and
+split flags, so the table is its play on unsplit hands, which is where nearly all decisions fall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from blackjack_env import engine as E
+from blackjack_env.rules import Rules
+from blackjack_env.strategy import HARD_MAX, N_PLAY, N_ROWS, N_UP, PAIR_BASE, SOFT_BASE, SOFT_MIN, StrategyTable
+
+from .base import check_batch, read_manifest, write_manifest
+
+MODEL_FILE = "ppo.zip"
+
+
+def make_vec_env(rules: Rules, n_envs: int, seed: int):
+    """SB3 DummyVecEnv of single envs (env i seeded seed + i); MaskablePPO reads their masks."""
+    from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
+
+    import blackjack_env
+
+    return sb3_make_vec_env(lambda: gym.make(blackjack_env.ENV_ID, rules=rules), n_envs=n_envs, seed=seed)
+
+
+def cell_observations(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Observations of every table cell: (first decision obs, its mask, multi-card obs).
+
+    Shapes int64[38, 10, 12], bool[38, 10, 7], int64[38, 10, 12]."""
+    first = np.zeros((N_ROWS, N_UP, E.OBS_BASE), np.int64)
+    masks = np.zeros((N_ROWS, N_UP, E.N_ACTIONS), np.bool_)
+    for row in range(N_ROWS):
+        if row < SOFT_BASE:
+            total, soft, pair = row + 4, 0, 0
+        elif row < PAIR_BASE:
+            total, soft, pair = row - SOFT_BASE + SOFT_MIN, 1, 0
+        else:
+            pair = row - PAIR_BASE + 1
+            total, soft = (12, 1) if pair == 1 else (2 * pair, 0)
+        for col in range(N_UP):
+            up = col + 1
+            can_double = _may_double(rules, total, soft)
+            can_surrender = rules.surrender != "none" and (rules.surrender_vs_ace_ten or up not in (1, 10))
+            can_split = pair > 0 and rules.split_to > 1
+            first[row, col] = [E.P_PLAY, total, soft, pair, can_double, can_split, can_surrender, up, 1, 0, 0, 0]
+            masks[row, col, [E.STAND, E.HIT]] = True
+            masks[row, col, E.DOUBLE] = can_double
+            masks[row, col, E.SPLIT] = can_split
+            masks[row, col, E.SURRENDER] = can_surrender
+    multi = first.copy()
+    multi[:, :, E.O_PAIR : E.O_CAN_SURRENDER + 1] = 0
+    return first, masks, multi
+
+
+def _may_double(rules: Rules, total: int, soft: int) -> bool:
+    if rules.double_on == "any":
+        return total < HARD_MAX
+    low = 9 if rules.double_on == "9-11" else 10
+    return not soft and low <= total <= 11
+
+
+class PPOAgent:
+    """A MaskablePPO model playing with masks; ``to_table()`` tabulates its greedy play.
+
+    Args:
+        rules: the game.
+        model: a trained ``sb3_contrib.MaskablePPO`` (None: build one later with :meth:`build`).
+    """
+
+    kind = "ppo"
+
+    def __init__(self, rules: Rules | str | Mapping[str, Any] | None = None, model: Any = None) -> None:
+        self.rules = Rules.coerce(rules)
+        self.model = model
+
+    @classmethod
+    def build(cls, rules: Rules, env: Any, seed: int, **hyperparameters: Any) -> PPOAgent:
+        """A fresh MaskablePPO on ``env`` (an SB3 VecEnv); hyperparameters go to MaskablePPO."""
+        from sb3_contrib import MaskablePPO
+
+        net = hyperparameters.pop("net_arch", [256, 256])
+        model = MaskablePPO("MlpPolicy", env, seed=seed, policy_kwargs={"net_arch": net}, verbose=0, **hyperparameters)
+        return cls(rules, model)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        return int(self.act_batch(np.asarray(obs)[None], np.asarray(mask)[None])[0])
+
+    def act_batch(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        obs, masks = check_batch(obs, masks)
+        actions, _ = self.model.predict(obs, deterministic=True, action_masks=masks)
+        return np.asarray(actions, np.int64)
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """Unmasked action logits float[N, 7] (masking does not change their order)."""
+        import torch
+
+        with torch.no_grad():
+            tensor, _ = self.model.policy.obs_to_tensor(np.asarray(obs, np.int64))
+            return self.model.policy.get_distribution(tensor).distribution.logits.cpu().numpy()
+
+    def to_table(self) -> StrategyTable:
+        first, masks, multi = cell_observations(self.rules)
+        shape = (N_ROWS, N_UP, E.N_ACTIONS)
+        first_logits = self.logits(first.reshape(-1, E.OBS_BASE)).reshape(shape)[..., :N_PLAY]
+        multi_logits = self.logits(multi.reshape(-1, E.OBS_BASE)).reshape(shape)[..., :N_PLAY]
+        actions = np.zeros((N_ROWS, N_UP, N_PLAY), np.int64)
+        for row in range(N_ROWS):
+            for col in range(N_UP):
+                ranked = list(np.argsort(-first_logits[row, col], kind="stable"))
+                legal = [a for a in ranked if masks[row, col, a]]
+                top = legal[0]
+                fallback = E.STAND if multi_logits[row, col, E.STAND] >= multi_logits[row, col, E.HIT] else E.HIT
+                order = [top] + [a for a in (fallback,) if a != top]
+                actions[row, col] = order + [a for a in ranked if a not in order]
+        return StrategyTable(actions, self._insurance(), name="MaskablePPO (tabulated)")
+
+    def _insurance(self) -> np.ndarray:
+        """Take insurance / even money if most two-card totals against an ace would."""
+        obs = []
+        for natural in (0, 1):
+            totals = [(21, 1)] if natural else [(t, 0) for t in range(5, 21)] + [(t, 1) for t in range(13, 21)]
+            obs += [[E.P_INSURANCE, t, s, 0, 0, 0, 0, 1, 1, 0, 0, natural] for t, s in totals]
+        logits = self.logits(np.array(obs))
+        takes = logits[:, E.INSURANCE] > logits[:, E.NO_INSURANCE]
+        n_plain = len(obs) - 1
+        return np.array([takes[:n_plain].mean() > 0.5, bool(takes[n_plain])])
+
+    def save(self, path: str | Path) -> None:
+        """agent.json + strategy.json (the tabulation) + ppo.zip (the SB3 model)."""
+        path = write_manifest(path, self.kind, self.rules, self.to_table())
+        self.model.save(path / MODEL_FILE)
+
+    @classmethod
+    def load(cls, path: str | Path, env: Any = None) -> PPOAgent:
+        """Load for play (env None) or to train on (an SB3 VecEnv)."""
+        from sb3_contrib import MaskablePPO
+
+        rules = Rules.from_dict(read_manifest(path)["rules"])
+        return cls(rules, MaskablePPO.load(Path(path) / MODEL_FILE, env=env, device="cpu"))

@@ -1,0 +1,322 @@
+"""blackjack-train: train a tabular or MaskablePPO agent, evaluating it against basic strategy.
+
+    blackjack-train --algo tabular --steps 2e9 --out runs/tabular
+    blackjack-train --algo ppo --rules vegas-strip --set decks=2 --steps 2e6 --eval-every 1e5 --out runs/ppo
+    blackjack-train --out runs/ppo --resume --steps 4e6       # continue a run (its saved config)
+
+The run directory holds the agent (``agent.json``, ``strategy.json`` and ``q.npz`` or ``ppo.zip``,
+so ``blackjack-evaluate --policy DIR`` plays it), ``rules.json``, ``config.json``, ``state.json``,
+``metrics.csv`` (the learning curve) and ``tb/`` (TensorBoard). Every ``--eval-every`` steps the
+current policy, as a strategy table, is simulated on the same cards as basic strategy (paired EV
+gap with a 95% interval), priced exactly by the solver, and compared cell by cell (agreement);
+then a checkpoint is written. Ctrl-C finishes the current chunk or PPO step, writes a checkpoint
+and exits; ``--resume`` continues from it with the same step count and learning state.
+
+Same seed, same run: the tabular learner is reproduced exactly (also across a resume: chunks are
+seeded by their index); PPO is seeded everywhere (torch, envs), reproducible on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
+from blackjack_env.solver import solve
+from blackjack_env.strategy import StrategyTable
+
+from .evaluation import METRIC_COLUMNS, evaluate_table
+
+ALGOS = ("tabular", "ppo")
+STATE_FILE = "state.json"
+METRICS_FILE = "metrics.csv"
+
+
+@dataclass
+class Args:
+    """Every setting of a run (saved as config.json; a resumed run reads it back)."""
+
+    algo: str = "tabular"
+    rules: str = DEFAULT_PRESET
+    settings: list[str] = field(default_factory=list)
+    steps: int = 200_000_000
+    seed: int = 0
+    out: str = ""
+    eval_every: int = 0  # 0: steps / 20
+    eval_rounds: int = 1_000_000
+    progress: bool = True
+    # tabular Monte Carlo control
+    epsilon: float = 0.1
+    chunk_steps: int = 1 << 18
+    # MaskablePPO (defaults from the issue's measurements: gamma 1, big batches, a 256x256 net)
+    n_envs: int = 8
+    n_steps: int = 512
+    batch_size: int = 1024
+    n_epochs: int = 10
+    learning_rate: float = 3e-4
+    gamma: float = 1.0
+    gae_lambda: float = 1.0
+    ent_coef: float = 0.0
+    net_arch: str = "256,256"
+
+
+def parse_count(text: str) -> int:
+    """A whole number >= 1, also written like 2e6."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number such as 1000000 or 1e6, got {text!r}") from None
+    if value < 1 or value != int(value):
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return int(value)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = Args()
+    p = argparse.ArgumentParser(prog="blackjack-train", description=__doc__.split("\n\n")[0])
+    p.add_argument("--algo", choices=ALGOS, default=None, help=f"learner (default {d.algo})")
+    p.add_argument("--rules", default=None, help=f"rules preset (default {d.rules}); one of: {', '.join(PRESETS)}")
+    p.add_argument("--set", dest="settings", action="append", default=None, metavar="KEY=VALUE", help="rules field")
+    p.add_argument("--steps", type=parse_count, default=None, help=f"total env steps (default {d.steps:g})")
+    p.add_argument("--seed", type=int, default=None, help=f"seed of everything (default {d.seed})")
+    p.add_argument("--out", default=None, help="run directory (default runs/ALGO-RULES-sSEED)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out with its saved config")
+    p.add_argument("--eval-every", type=parse_count, default=None, help="steps between evaluations (default steps/20)")
+    p.add_argument("--eval-rounds", type=parse_count, default=None, help=f"paired rounds (default {d.eval_rounds:g})")
+    p.add_argument("--no-progress", dest="progress", action="store_false", default=None, help="no progress bar")
+    hyper = p.add_argument_group("hyperparameters")
+    for f in dataclasses.fields(Args):
+        if f.name in ("algo", "rules", "settings", "steps", "seed", "out", "eval_every", "eval_rounds", "progress"):
+            continue
+        default = getattr(d, f.name)
+        kind = parse_count if f.name == "chunk_steps" else type(default)
+        hyper.add_argument("--" + f.name.replace("_", "-"), type=kind, default=None, help=f"default {default}")
+    return p
+
+
+def resolve_args(ns: argparse.Namespace) -> Args:
+    """Command line over (a resumed run's saved config, else) the defaults."""
+    given = {k: v for k, v in vars(ns).items() if v is not None and k != "resume"}
+    if ns.resume:
+        if not ns.out:
+            raise ValueError("--resume needs --out DIR (the run to continue)")
+        config = Path(ns.out) / "config.json"
+        if not config.is_file():
+            raise ValueError(f"--resume: {config} does not exist (no run there to continue)")
+        saved = json.loads(config.read_text())["args"]
+        changed = [k for k, v in given.items() if k not in ("steps", "out", "progress") and v != saved.get(k)]
+        if changed:
+            raise ValueError(f"--resume keeps the run's config; these differ from it: {', '.join(sorted(changed))}")
+        args = Args(**{**saved, **given})
+    else:
+        args = Args(**given)
+    if not args.out:
+        args.out = f"runs/{args.algo}-{args.rules}-s{args.seed}"
+    if args.eval_every == 0:
+        args.eval_every = max(args.steps // 20, 1)
+    if not 0.0 < args.epsilon < 1.0:
+        raise ValueError(f"--epsilon must be in (0, 1), got {args.epsilon}")
+    return args
+
+
+# ---------------------------------------------------------------------------- learners
+class TabularTrainer:
+    """Monte Carlo control chunks (see agents.tabular); a chunk is the unit of checkpoints."""
+
+    def __init__(self, args: Args, rules: Rules, out: Path, resume: bool) -> None:
+        from agents.tabular import TabularAgent
+
+        if resume:
+            self.agent = TabularAgent.load(out)
+        else:
+            self.agent = TabularAgent(rules, epsilon=args.epsilon, seed=args.seed, chunk_steps=args.chunk_steps)
+        self.behaviour_ev = 0.0
+
+    @property
+    def steps(self) -> int:
+        return self.agent.steps
+
+    def advance(self, target: int, stop: Any, progress: Any) -> None:
+        while self.agent.steps < target and not stop():
+            before = self.agent.steps
+            _, self.behaviour_ev = self.agent.learn_chunk()
+            progress(self.agent.steps - before)
+
+    def train_scalars(self) -> dict[str, float]:
+        return {"train/behaviour_ev": self.behaviour_ev}
+
+    def table(self) -> StrategyTable:
+        return self.agent.to_table()
+
+    def save(self, out: Path) -> None:
+        self.agent.save(out)
+
+
+class PPOTrainer:
+    """MaskablePPO learning in slices between evaluations; SB3's logger writes to out/tb/ppo."""
+
+    def __init__(self, args: Args, rules: Rules, out: Path, resume: bool) -> None:
+        from stable_baselines3.common.logger import configure
+
+        from agents.ppo import PPOAgent, make_vec_env
+
+        env = make_vec_env(rules, args.n_envs, args.seed)
+        if resume:
+            self.agent = PPOAgent.load(out, env=env)
+        else:
+            self.agent = PPOAgent.build(
+                rules,
+                env,
+                seed=args.seed,
+                n_steps=args.n_steps,
+                batch_size=args.batch_size,
+                n_epochs=args.n_epochs,
+                learning_rate=args.learning_rate,
+                gamma=args.gamma,
+                gae_lambda=args.gae_lambda,
+                ent_coef=args.ent_coef,
+                net_arch=[int(x) for x in args.net_arch.split(",")],
+                device="cpu",
+            )
+        self.agent.model.set_logger(configure(str(out / "tb" / "ppo"), ["tensorboard"]))
+
+    @property
+    def steps(self) -> int:
+        return int(self.agent.model.num_timesteps)
+
+    def advance(self, target: int, stop: Any, progress: Any) -> None:
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        class Tick(BaseCallback):
+            def _on_step(self) -> bool:
+                progress(self.training_env.num_envs)
+                return not stop()
+
+        if self.steps < target and not stop():
+            self.agent.model.learn(target - self.steps, callback=Tick(), reset_num_timesteps=False)
+
+    def train_scalars(self) -> dict[str, float]:
+        return {}
+
+    def table(self) -> StrategyTable:
+        return self.agent.to_table()
+
+    def save(self, out: Path) -> None:
+        self.agent.save(out)
+
+
+# ---------------------------------------------------------------------------- the run
+def train(args: Args, resume: bool = False) -> int:
+    """Run (or continue) training; returns the exit status."""
+    rules = Rules.preset(args.rules).with_settings(args.settings)
+    out = Path(args.out)
+    if not resume and (out / STATE_FILE).exists():
+        raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rules.json").write_text(json.dumps(rules.to_dict(), indent=2))
+    (out / "config.json").write_text(
+        json.dumps({"args": dataclasses.asdict(args), "rules": rules.describe()}, indent=2)
+    )
+    solution = solve(rules)
+    trainer = (TabularTrainer if args.algo == "tabular" else PPOTrainer)(args, rules, out, resume)
+    state = json.loads((out / STATE_FILE).read_text()) if resume else {"wall_s": 0.0}
+    metrics = MetricsLog(out / METRICS_FILE, keep_up_to=trainer.steps if resume else -1)
+
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+
+    writer = SummaryWriter(str(out / "tb"))
+    stop_requested = False
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal stop_requested
+        stop_requested = True
+
+    previous_handler = signal.signal(signal.SIGINT, on_sigint)
+    bar = tqdm(total=args.steps, initial=trainer.steps, unit="step", unit_scale=True, disable=not args.progress)
+    started = time.perf_counter() - state["wall_s"]
+
+    def checkpoint() -> None:
+        trainer.save(out)
+        state.update(steps=trainer.steps, wall_s=time.perf_counter() - started)
+        (out / STATE_FILE).write_text(json.dumps(state, indent=2))
+
+    def evaluate() -> None:
+        row = evaluate_table(rules, trainer.table(), solution, args.eval_rounds, seed=args.seed + 1)
+        row.update(step=trainer.steps, wall_s=time.perf_counter() - started)
+        metrics.append(row)
+        for key in ("ev", "ev_gap", "exact_ev_gap", "agreement"):
+            writer.add_scalar(f"eval/{key}", row[key], trainer.steps)
+        for key, value in trainer.train_scalars().items():
+            writer.add_scalar(key, value, trainer.steps)
+        bar.set_postfix(exact_gap_pp=f"{100 * row['exact_ev_gap']:.3f}", agree=f"{row['agreement']:.3f}")
+
+    try:
+        if not metrics.rows:
+            evaluate()  # the starting point of the learning curve
+        while trainer.steps < args.steps and not stop_requested:
+            next_eval = min((trainer.steps // args.eval_every + 1) * args.eval_every, args.steps)
+            trainer.advance(next_eval, lambda: stop_requested, bar.update)
+            if trainer.steps >= next_eval:
+                evaluate()
+            checkpoint()
+        checkpoint()
+    finally:
+        bar.close()
+        writer.close()
+        signal.signal(signal.SIGINT, previous_handler)
+    if stop_requested:
+        print(f"interrupted at step {trainer.steps}: checkpoint in {out}; continue with --resume", file=sys.stderr)
+        return 130
+    last = metrics.rows[-1]
+    print(
+        f"{args.algo}: {trainer.steps} steps in {state['wall_s']:.1f} s; EV {last['ev']:+.5f}, "
+        f"gap to basic strategy {last['ev_gap']:+.5f} [{last['ev_gap_low']:+.5f}, {last['ev_gap_high']:+.5f}] "
+        f"(exact {last['exact_ev_gap']:+.6f}), agreement {last['agreement']:.4f}; run in {out}"
+    )
+    return 0
+
+
+class MetricsLog:
+    """metrics.csv, rewritten whole on each row (a resumed run drops rows past its checkpoint)."""
+
+    def __init__(self, path: Path, keep_up_to: int) -> None:
+        self.path = path
+        self.rows: list[dict[str, float]] = []
+        if keep_up_to >= 0 and path.is_file():
+            with path.open(newline="") as f:
+                self.rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader(f)]
+            self.rows = [r for r in self.rows if r["step"] <= keep_up_to]
+
+    def append(self, row: dict[str, float]) -> None:
+        self.rows.append(row)
+        tmp = self.path.with_suffix(".tmp")
+        with tmp.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=METRIC_COLUMNS)
+            writer.writeheader()
+            for r in self.rows:
+                writer.writerow({k: (int(r[k]) if k == "step" else repr(float(r[k]))) for k in METRIC_COLUMNS})
+        tmp.replace(self.path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    try:
+        args = resolve_args(ns)
+        return train(args, resume=ns.resume)
+    except ValueError as error:
+        print(f"blackjack-train: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
