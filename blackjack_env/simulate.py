@@ -6,18 +6,19 @@ uniformly among the legal ones. Work is split into fixed chunks, each seeded by
 ``SeedSequence(seed).spawn``, so a seed gives the same result on one core or many, locally
 or on Ray.
 
-Paired runs (common random numbers): in every round the baseline plays the very cards the
-policy was dealt. With a finite shoe the policy's cards are left in deal order in the shoe and
-replayed (extra cards the baseline needs are drawn from the rest of the shoe); with an
-infinite deck the card generator is rewound. The shoe then advances along the baseline's
-play. In the rare round where the shoe runs out mid-round the two are not paired.
+Paired runs (common random numbers): several policies play every round on the very same cards.
+With a finite shoe the first policy's cards are left in deal order in the shoe and replayed to
+the next (extra cards one needs are drawn from the rest of the shoe and replayed to those
+after it); with an infinite deck the card generator is rewound. The shoe then advances along
+the last policy's play. In the rare round where the shoe runs out mid-round, the policies after
+that point are not paired for that round.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,14 +49,15 @@ CHUNK_ROUNDS = 1 << 20
 ) = range(11)
 N_STATS = 11
 OUTCOMES = ("win", "push", "loss", "blackjack", "bust", "surrender", "double", "split", "insurance")
-# chunk output: [rounds, policy stats, baseline stats, diff sum, diff sum of squares, paired rounds]
+# chunk output: [rounds, stats of policy 0, 1, ..., then per policy p >= 1 its difference from
+# policy 0 on paired rounds: sum, sum of squares, paired rounds]
 OUT_ROUNDS = 0
-OUT_A = 1
-OUT_B = OUT_A + N_STATS
-OUT_DIFF_SUM = OUT_B + N_STATS
-OUT_DIFF_SUMSQ = OUT_DIFF_SUM + 1
-OUT_PAIRED = OUT_DIFF_SUMSQ + 1
-OUT_SIZE = OUT_PAIRED + 1
+OUT_STATS = 1
+N_DIFF = 3
+
+
+def out_size(n_policies: int) -> int:
+    return OUT_STATS + n_policies * N_STATS + (n_policies - 1) * N_DIFF
 
 
 @njit(cache=True, _nrt=False)
@@ -115,14 +117,16 @@ def _record(out, base, st, hands, reward):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def simulate_chunk(
-    rv, kind_a, actions_a, insurance_a, kind_b, actions_b, insurance_b, paired, words, n_rounds, work, out
-):
-    """Play n_rounds from a fresh shoe; accumulate statistics into out (float64[OUT_SIZE]).
+def simulate_chunk(rv, kinds, actions, insurance, words, n_rounds, work, out):
+    """Play n_rounds from a fresh shoe with every policy on the same cards; accumulate into out.
 
-    words: int64[12] generator words (cards, policy randomness, baseline randomness);
-    work: the table's arrays (st, hands, shoe, res, mask, rngs), allocated by the caller."""
+    kinds int64[P], actions int64[P, 38, 10, 5], insurance bool[P, 2]: the policies;
+    words: int64[4 (P + 1)] generator words (cards, then each policy's own randomness);
+    work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 1, 4]), allocated by the caller;
+    out: float64[out_size(P)]."""
     st, hands, shoe, res, mask, rngs = work
+    n_policies = kinds.shape[0]
+    diff_base = OUT_STATS + n_policies * N_STATS
     decks = int(rv[E.R_DECKS])
     n_cards = 52 * decks
     st[:] = 0
@@ -132,41 +136,43 @@ def simulate_chunk(
     E.load_rules(st, rv)
     st[E.S_SHOE_LEN] = n_cards
     st[E.S_SHOE_POS] = n_cards
-    prng_a = rngs[0]
-    prng_b = rngs[1]
-    saved_rng = rngs[2]
+    saved_rng = rngs[n_policies]
     for k in range(4):  # element copies: slice copies would need numba's allocator
         st[E.S_RNG + k] = words[k]
-        prng_a[k] = words[4 + k]
-        prng_b[k] = words[8 + k]
+        for p in range(n_policies):
+            rngs[p, k] = words[4 * (p + 1) + k]
     for _ in range(n_rounds):
         for k in range(4):
             saved_rng[k] = st[E.S_RNG + k]
-        reward_a = play_round(st, hands, shoe, rv, res, mask, kind_a, actions_a, insurance_a, prng_a)
-        _record(out, OUT_A, st, hands, reward_a)
+        first = 0.0
+        replay = True  # the cards dealt so far this round are still in deal order in the shoe
+        start = 0
+        replay_end = 0
+        for p in range(n_policies):
+            if p > 0 and decks == 0:
+                for k in range(4):
+                    st[E.S_RNG + k] = saved_rng[k]
+            elif p > 0 and replay:
+                # put the cards back, in deal order, for this policy to replay
+                for i in range(start, st[E.S_SHOE_POS]):
+                    st[E.S_COUNTS + shoe[i]] += 1
+                st[E.S_SHOE_POS] = start
+                st[E.S_FIXED_END] = replay_end
+            reward = play_round(st, hands, shoe, rv, res, mask, kinds[p], actions[p], insurance[p], rngs[p])
+            st[E.S_FIXED_END] = 0
+            _record(out, OUT_STATS + p * N_STATS, st, hands, reward)
+            if p == 0:
+                first = reward
+                start = st[E.S_ROUND_START]
+            elif replay:
+                base = diff_base + (p - 1) * N_DIFF
+                out[base] += first - reward
+                out[base + 1] += (first - reward) * (first - reward)
+                out[base + 2] += 1
+            if st[E.S_MID_SHUFFLE]:
+                replay = False
+            replay_end = max(replay_end, st[E.S_SHOE_POS])
         out[OUT_ROUNDS] += 1
-        if not paired:
-            continue
-        replay = st[E.S_MID_SHUFFLE] == 0
-        if decks == 0:
-            for k in range(4):
-                st[E.S_RNG + k] = saved_rng[k]
-        elif replay:
-            # put the policy's cards back, in deal order, for the baseline to replay
-            end = st[E.S_SHOE_POS]
-            start = st[E.S_ROUND_START]
-            for i in range(start, end):
-                st[E.S_COUNTS + shoe[i]] += 1
-            st[E.S_SHOE_POS] = start
-            st[E.S_FIXED_END] = end
-        reward_b = play_round(st, hands, shoe, rv, res, mask, kind_b, actions_b, insurance_b, prng_b)
-        st[E.S_FIXED_END] = 0
-        _record(out, OUT_B, st, hands, reward_b)
-        if replay:
-            diff = reward_a - reward_b
-            out[OUT_DIFF_SUM] += diff
-            out[OUT_DIFF_SUMSQ] += diff * diff
-            out[OUT_PAIRED] += 1
 
 
 # ============================================================================= Python layer
@@ -198,50 +204,43 @@ def chunk_sizes(rounds: int, chunk_rounds: int = CHUNK_ROUNDS) -> list[int]:
     return [chunk_rounds] * full + ([rest] if rest else [])
 
 
-def chunk_words(seed: int, n_chunks: int) -> list[np.ndarray]:
-    """Generator words for each chunk, from SeedSequence(seed).spawn (independent streams)."""
-    return [E.seed_words(child, 3) for child in np.random.SeedSequence(seed).spawn(n_chunks)]
+def chunk_words(seed: int, n_chunks: int, n_policies: int = 2) -> list[np.ndarray]:
+    """Generator words for each chunk, from SeedSequence(seed).spawn (independent streams):
+    the cards' first, then one generator per policy."""
+    n_generators = 1 + max(n_policies, 2)
+    return [E.seed_words(child, n_generators) for child in np.random.SeedSequence(seed).spawn(n_chunks)]
 
 
-def run_chunk(
-    rules_array: np.ndarray, policy: Policy, baseline: Policy | None, words: np.ndarray, rounds: int
-) -> np.ndarray:
+def run_chunk(rules_array: np.ndarray, policies: Sequence[Policy], words: np.ndarray, rounds: int) -> np.ndarray:
     """One chunk's statistics (callable in a thread, a process or a Ray task)."""
-    out = np.zeros(OUT_SIZE, np.float64)
+    n = len(policies)
+    out = np.zeros(out_size(n), np.float64)
     work = (
         np.zeros(E.ST_SIZE, np.int64),
         np.zeros((MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE),
         E.new_shoe(int(rules_array[E.R_DECKS])),
         np.zeros(E.RES_SIZE, np.float64),
         np.zeros(E.N_ACTIONS, np.bool_),
-        np.zeros((3, 4), np.int64),
+        np.zeros((n + 1, 4), np.int64),
     )
-    actions_a, insurance_a = policy.arrays()
-    other = baseline if baseline is not None else policy
-    actions_b, insurance_b = other.arrays()
-    simulate_chunk(
-        rules_array,
-        policy.kind,
-        actions_a,
-        insurance_a,
-        other.kind,
-        actions_b,
-        insurance_b,
-        baseline is not None,
-        words,
-        rounds,
-        work,
-        out,
-    )
+    arrays = [policy.arrays() for policy in policies]
+    kinds = np.array([policy.kind for policy in policies], np.int64)
+    actions = np.ascontiguousarray(np.stack([a for a, _ in arrays]))
+    insurance = np.ascontiguousarray(np.stack([i for _, i in arrays]))
+    simulate_chunk(rules_array, kinds, actions, insurance, words, rounds, work, out)
     return out
 
 
 @dataclass
 class SimulationResult:
-    """Summed chunk statistics, with the figures the evaluate command reports."""
+    """Summed chunk statistics of policies 0..P-1 played on the same cards."""
 
-    totals: np.ndarray = field(default_factory=lambda: np.zeros(OUT_SIZE, np.float64))
-    paired: bool = False
+    n_policies: int = 1
+    totals: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.totals is None:
+            self.totals = np.zeros(out_size(self.n_policies), np.float64)
 
     def add(self, chunk: np.ndarray) -> None:
         self.totals += chunk
@@ -250,21 +249,27 @@ class SimulationResult:
     def rounds(self) -> int:
         return int(self.totals[OUT_ROUNDS])
 
-    def ev(self, base: int = OUT_A) -> float:
-        return float(self.totals[base + ST_SUM] / max(self.rounds, 1))
+    def _stats(self, policy: int) -> np.ndarray:
+        base = OUT_STATS + policy * N_STATS
+        return self.totals[base : base + N_STATS]
 
-    def stderr(self, base: int = OUT_A) -> float:
-        return _stderr(self.totals[base + ST_SUM], self.totals[base + ST_SUMSQ], self.rounds)
+    def ev(self, policy: int = 0) -> float:
+        return float(self._stats(policy)[ST_SUM] / max(self.rounds, 1))
 
-    def rates(self, base: int = OUT_A) -> dict[str, float]:
+    def stderr(self, policy: int = 0) -> float:
+        stats = self._stats(policy)
+        return _stderr(stats[ST_SUM], stats[ST_SUMSQ], self.rounds)
+
+    def rates(self, policy: int = 0) -> dict[str, float]:
         n = max(self.rounds, 1)
-        return {name: float(self.totals[base + ST_WIN + i] / n) for i, name in enumerate(OUTCOMES)}
+        stats = self._stats(policy)
+        return {name: float(stats[ST_WIN + i] / n) for i, name in enumerate(OUTCOMES)}
 
-    def diff(self) -> tuple[float, float, int]:
-        """Mean paired difference (policy - baseline), its standard error and the paired rounds."""
-        n = int(self.totals[OUT_PAIRED])
-        mean = float(self.totals[OUT_DIFF_SUM] / max(n, 1))
-        return mean, _stderr(self.totals[OUT_DIFF_SUM], self.totals[OUT_DIFF_SUMSQ], n), n
+    def diff(self, policy: int = 1) -> tuple[float, float, int]:
+        """Mean paired difference (policy 0 - `policy`), its standard error and the paired rounds."""
+        base = OUT_STATS + self.n_policies * N_STATS + (policy - 1) * N_DIFF
+        total, total_sq, n = self.totals[base : base + N_DIFF]
+        return float(total / max(n, 1)), _stderr(total, total_sq, int(n)), int(n)
 
 
 def _stderr(total: float, total_sq: float, n: int) -> float:
@@ -277,14 +282,14 @@ def _stderr(total: float, total_sq: float, n: int) -> float:
 
 def iter_chunks(
     rules: Rules,
-    policy: Policy,
+    policies: Sequence[Policy],
     rounds: int,
     seed: int,
-    baseline: Policy | None = None,
     chunk_rounds: int = CHUNK_ROUNDS,
 ) -> Iterator[tuple[Callable[..., np.ndarray], tuple[Any, ...]]]:
     """(function, arguments) of every chunk of a run, in order, for any executor."""
     sizes = chunk_sizes(rounds, chunk_rounds)
     rules_array = rules.to_array()
-    for words, size in zip(chunk_words(seed, len(sizes)), sizes, strict=True):
-        yield run_chunk, (rules_array, policy, baseline, words, size)
+    policies = tuple(policies)
+    for words, size in zip(chunk_words(seed, len(sizes), len(policies)), sizes, strict=True):
+        yield run_chunk, (rules_array, policies, words, size)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
-from blackjack_env.simulate import OUT_B, SimulationResult
+from blackjack_env.simulate import SimulationResult
 
 from .policies import POLICY_CHOICES, load_policy
 from .runner import RunOutcome, default_workers, simulate
@@ -117,13 +117,13 @@ def summarize(outcome: RunOutcome, rules: Rules, args: argparse.Namespace) -> di
     }
     if args.baseline:
         diff, diff_stderr, paired = result.diff()
-        baseline_ev, baseline_stderr = result.ev(OUT_B), result.stderr(OUT_B)
+        baseline_ev, baseline_stderr = result.ev(1), result.stderr(1)
         summary.update(
             {
                 "baseline": args.baseline,
                 "baseline_ev": baseline_ev,
                 "baseline_ci95": interval(baseline_ev, baseline_stderr),
-                "baseline_rates": result.rates(OUT_B),
+                "baseline_rates": result.rates(1),
                 "ev_diff": diff,
                 "ev_diff_ci95": interval(diff, diff_stderr),
                 "ev_diff_stderr": diff_stderr,

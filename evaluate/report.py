@@ -11,11 +11,9 @@ writes into ``--out``:
   where the policy differs from basic strategy), with ``--run`` ``learning_curve.png``,
 * ``summary.json``: every number the report prints.
 
-The simulated numbers come from two runs with the same seed. In the first, basic strategy plays
-the very cards the policy was dealt in every round (common random numbers), so the gap to basic
-strategy has a tight interval. The second runs random play alone, for scale: the simulator moves
-the shoe on along the second player's play, so no run can put a third player on the same cards
-(that would need a three-way pairing in ``blackjack_env.simulate``). For a strategy-table policy the exact
+The simulated numbers come from one run in which basic strategy and random play are dealt the very
+cards the policy was dealt, every round (common random numbers), so the gap to basic strategy has a
+tight interval and random play shows the scale. For a strategy-table policy the exact
 analysis adds its exact EV and, for every cell where it plays otherwise than basic strategy, that
 deviation's exact cost per occurrence and per round.
 
@@ -48,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from blackjack_env.rules import Rules
-from blackjack_env.simulate import OUT_B, OUTCOMES, Policy
+from blackjack_env.simulate import OUTCOMES, Policy
 from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 
 from .cli import CliError, add_rules_arguments, interval, parse_rounds, positive_int, rules_from_args
@@ -145,9 +143,9 @@ class Report:
             "interrupted": self.interrupted,
             "ev": {name: estimate.to_dict() for name, estimate in self.ev.items()},
             "ev_cards": {
-                "policy": "run 1",
-                "basic": "run 1, paired: the cards the policy was dealt, every round",
-                "random": "run 2, same seed, random play alone (not the policy's cards)",
+                "policy": "the policy's cards",
+                "basic": "paired: the cards the policy was dealt, every round",
+                "random": "paired: the cards the policy was dealt, every round",
             },
             "gap_to_basic": {**self.gap_to_basic.to_dict(), "paired_rounds": self.paired_rounds},
             "rates": self.rates,
@@ -159,45 +157,47 @@ class Report:
         }
 
 
-def paired_runs(args: argparse.Namespace, rules: Rules, policy: Policy) -> tuple[RunOutcome, RunOutcome]:
-    """The policy paired with basic strategy (same cards every round), and random play on its own
-    with the same seed (see the module docstring for why it cannot share the cards)."""
-    runs = []
-    for player, baseline in ((policy, load_policy("basic", rules)), (Policy.random(), None)):
-        outcome = simulate(rules, player, args.rounds, seed=args.seed, baseline=baseline, workers=args.workers)
-        if outcome.result.rounds == 0:
-            raise CliError("interrupted before any round finished")
-        runs.append(outcome)
-    return runs[0], runs[1]
+def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy) -> RunOutcome:
+    """The policy, basic strategy and random play, all on the same cards every round."""
+    outcome = simulate(
+        rules,
+        policy,
+        args.rounds,
+        seed=args.seed,
+        baseline=load_policy("basic", rules),
+        others=[Policy.random()],
+        workers=args.workers,
+    )
+    if outcome.result.rounds == 0:
+        raise CliError("interrupted before any round finished")
+    return outcome
 
 
 def build_report(args: argparse.Namespace) -> Report:
     """Simulate, analyse and collect every number of the report."""
     rules = rules_from_args(args)
     policy = load_policy(args.policy, rules)
-    vs_basic, vs_random = paired_runs(args, rules, policy)
-    a, b = vs_basic.result, vs_random.result
-    diff, diff_stderr, paired = a.diff()
+    run = paired_run(args, rules, policy)
+    a = run.result
+    diff, diff_stderr, paired = a.diff(1)
     report = Report(
         policy=args.policy,
         rules=rules,
         rounds=a.rounds,
         seed=args.seed,
-        interrupted=vs_basic.interrupted or vs_random.interrupted,
+        interrupted=run.interrupted,
         ev={
             "policy": Estimate.of(a.ev(), a.stderr()),
-            "basic": Estimate.of(a.ev(OUT_B), a.stderr(OUT_B)),
-            "random": Estimate.of(b.ev(), b.stderr()),
+            "basic": Estimate.of(a.ev(1), a.stderr(1)),
+            "random": Estimate.of(a.ev(2), a.stderr(2)),
         },
         gap_to_basic=Estimate.of(diff, diff_stderr),
         paired_rounds=paired,
-        rates={"policy": a.rates(), "basic": a.rates(OUT_B)},
+        rates={"policy": a.rates(), "basic": a.rates(1)},
         exact=None,
     )
     if report.interrupted:
         report.notes.append(f"Interrupted: the simulated numbers cover the {a.rounds:,} rounds finished.")
-    if a.rounds != b.rounds:
-        report.notes.append(f"The random-play run finished {b.rounds:,} rounds (the others {a.rounds:,}).")
     if policy.table is not None:
         from blackjack_env.solver import solve
 
@@ -520,9 +520,9 @@ def render_documents(report: Report, folder: Path) -> None:
     import jinja2
 
     labels = [
-        ("policy", report.policy, "run 1"),
-        ("basic", "basic strategy", "run 1: the policy's cards, every round"),
-        ("random", "random play", "run 2 (same seed, its own cards)"),
+        ("policy", report.policy, "the policy's cards"),
+        ("basic", "basic strategy", "the policy's cards, every round"),
+        ("random", "random play", "the policy's cards, every round"),
     ]
     common = {"r": report, "labels": labels, "outcomes": OUTCOMES, "ev": fmt_ev, "cost": fmt_cost, "rate": fmt_rate}
 

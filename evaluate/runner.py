@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -40,13 +40,16 @@ def simulate(
     rounds: int,
     seed: int = 0,
     baseline: Policy | None = None,
+    others: Sequence[Policy] = (),
     workers: int | None = None,
     backend: str = "local",
     ray_address: str | None = None,
     progress: ProgressCallback | None = None,
     chunk_rounds: int = CHUNK_ROUNDS,
 ) -> RunOutcome:
-    """Simulate `rounds` rounds of `policy` (paired with `baseline` on the same cards if given).
+    """Simulate `rounds` rounds of `policy`; `baseline` and then `others` play the same cards.
+
+    In the result, policy 0 is `policy`, 1 the baseline (if any), then the others.
 
     A KeyboardInterrupt stops the run; the chunks finished so far make up the result.
     ``chunk_rounds`` is part of the seed's meaning: keep the default to reproduce results."""
@@ -55,7 +58,8 @@ def simulate(
     workers = workers or default_workers()
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    chunks = list(iter_chunks(rules, policy, rounds, seed, baseline, chunk_rounds))
+    policies = [policy, *([baseline] if baseline is not None else []), *others]
+    chunks = list(iter_chunks(rules, policies, rounds, seed, chunk_rounds))
     start = time.perf_counter()
     if backend == "local":
         outputs, interrupted = _run_local(chunks, workers, progress)
@@ -63,7 +67,7 @@ def simulate(
         outputs, interrupted = _run_ray(chunks, workers, ray_address, progress)
     else:
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
-    result = SimulationResult(paired=baseline is not None)
+    result = SimulationResult(len(policies))
     for index in sorted(outputs):  # chunk order: the same sums whatever finished first
         result.add(outputs[index])
     return RunOutcome(result, time.perf_counter() - start, interrupted)

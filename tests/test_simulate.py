@@ -11,14 +11,14 @@ from blackjack_env import engine as E
 from blackjack_env.env import BlackjackEnv
 from blackjack_env.simulate import (
     CHUNK_ROUNDS,
-    OUT_A,
-    OUT_SIZE,
+    OUT_STATS,
     ST_SUM,
     ST_SUMSQ,
     ST_WIN,
     Policy,
     chunk_sizes,
     chunk_words,
+    out_size,
     run_chunk,
 )
 from blackjack_env.solver import solve
@@ -64,11 +64,11 @@ def test_compiled_simulator_and_single_env_play_identical_rounds(case: int) -> N
     table = random_table(rng)
     words = chunk_words(case, 1)[0]
     rounds = 400
-    out = run_chunk(rules.to_array(), Policy.from_table(table), None, words, rounds)
+    out = run_chunk(rules.to_array(), [Policy.from_table(table)], words, rounds)
     total, total_sq, wins = env_statistics(rules, table, words, rounds)
-    assert out[OUT_A + ST_SUM] == pytest.approx(total, abs=1e-9)
-    assert out[OUT_A + ST_SUMSQ] == pytest.approx(total_sq, abs=1e-9)
-    assert out[OUT_A + ST_WIN] == wins
+    assert out[OUT_STATS + ST_SUM] == pytest.approx(total, abs=1e-9)
+    assert out[OUT_STATS + ST_SUMSQ] == pytest.approx(total_sq, abs=1e-9)
+    assert out[OUT_STATS + ST_WIN] == wins
 
 
 def test_chunks_are_fixed_by_rounds_alone() -> None:
@@ -137,4 +137,4 @@ def test_outcome_rates_are_consistent() -> None:
     assert 0.04 < rates["blackjack"] < 0.055  # about 4.75% with 6 decks
     assert rates["insurance"] == 0.0  # basic strategy never insures
     assert 0 < rates["surrender"] < rates["double"]
-    assert len(run.result.totals) == OUT_SIZE
+    assert len(run.result.totals) == out_size(1)
