@@ -93,7 +93,7 @@ class PPOAgent:
 
         net = hyperparameters.pop("net_arch", [256, 256])
         model = MaskablePPO("MlpPolicy", env, seed=seed, policy_kwargs={"net_arch": net}, verbose=0, **hyperparameters)
-        return cls(rules, model)
+        return cls(rules, _quiet(model))
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         return int(self.act_batch(np.asarray(obs)[None], np.asarray(mask)[None])[0])
@@ -149,4 +149,13 @@ class PPOAgent:
         from sb3_contrib import MaskablePPO
 
         rules = Rules.from_dict(read_manifest(path)["rules"])
-        return cls(rules, MaskablePPO.load(Path(path) / MODEL_FILE, env=env, device="cpu"))
+        return cls(rules, _quiet(MaskablePPO.load(Path(path) / MODEL_FILE, env=env, device="cpu")))
+
+
+def _quiet(model: Any) -> Any:
+    """A logger that writes nothing: without one SB3's learn() makes a /tmp/SB3-* folder.
+    (blackjack-train replaces it with TensorBoard output in the run directory.)"""
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model

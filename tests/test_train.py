@@ -1,0 +1,115 @@
+"""blackjack-train: runs that learn, the run directory, resume equals an uninterrupted run, Ctrl-C."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaluate.cli import main as evaluate_main
+from train.cli import main as train_main
+from train.evaluation import METRIC_COLUMNS
+
+TABULAR = ["--algo", "tabular", "--chunk-steps", "65536", "--eval-rounds", "100000", "--no-progress"]
+
+
+def metrics(run: Path) -> list[dict[str, float]]:
+    with (run / "metrics.csv").open(newline="") as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def without_wall_time(rows: list[dict[str, float]]) -> list[dict[str, float]]:
+    return [{k: v for k, v in row.items() if k != "wall_s"} for row in rows]
+
+
+def test_tabular_run_learns_and_keeps_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "tab"
+    assert train_main([*TABULAR, "--steps", "4e6", "--eval-every", "1e6", "--out", str(run), "--seed", "3"]) == 0
+    for name in ("agent.json", "strategy.json", "q.npz", "rules.json", "config.json", "state.json", "metrics.csv"):
+        assert (run / name).is_file(), name
+    assert any((run / "tb").iterdir())
+    rows = metrics(run)
+    assert list(rows[0]) == list(METRIC_COLUMNS)
+    assert rows[0]["step"] == 0 and rows[-1]["step"] >= 4_000_000 and len(rows) == 5
+    first, last = rows[0], rows[-1]
+    assert first["exact_ev_gap"] < -0.1 and last["exact_ev_gap"] > -0.01  # from far behind to within 1 pp
+    assert last["ev_gap_low"] <= last["ev_gap"] <= last["ev_gap_high"]
+    assert last["agreement"] > 0.9 > first["agreement"]
+    assert json.loads((run / "config.json").read_text())["args"]["seed"] == 3
+    capsys.readouterr()
+    assert (
+        evaluate_main(["--policy", str(run), "--baseline", "basic", "--rounds", "1e5", "--json", "--no-progress"]) == 0
+    )
+    assert json.loads(capsys.readouterr().out)["paired_rounds"] > 0
+
+
+def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    whole, halves = tmp_path / "whole", tmp_path / "halves"
+    common = [*TABULAR, "--eval-every", "5e5", "--seed", "11"]
+    assert train_main([*common, "--steps", "1e6", "--out", str(whole)]) == 0
+    assert train_main([*common, "--steps", "5e5", "--out", str(halves)]) == 0
+    assert train_main(["--out", str(halves), "--resume", "--steps", "1e6", "--no-progress"]) == 0
+    with np.load(whole / "q.npz") as a, np.load(halves / "q.npz") as b:
+        for key in a.files:
+            assert np.array_equal(a[key], b[key]), key
+    assert without_wall_time(metrics(whole)) == without_wall_time(metrics(halves))
+    assert (whole / "strategy.json").read_text() == (halves / "strategy.json").read_text()
+
+
+def test_existing_run_needs_resume_and_resume_keeps_its_config(tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run"
+    assert train_main([*TABULAR, "--steps", "65536", "--out", str(run)]) == 0
+    assert train_main([*TABULAR, "--steps", "65536", "--out", str(run)]) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert train_main(["--out", str(run), "--resume", "--seed", "9"]) == 2
+    assert "seed" in capsys.readouterr().err
+    assert train_main(["--out", str(tmp_path / "none"), "--resume"]) == 2
+
+
+def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "train", *TABULAR, "--steps", "1e10", "--eval-every", "1e6", "--out", str(run)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + 60
+    while not (run / "state.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    state = json.loads((run / "state.json").read_text())
+    assert json.loads((run / "agent.json").read_text())["kind"] == "tabular"
+    with np.load(run / "q.npz") as q:
+        assert int(q["counters"][0]) == state["steps"] > 0
+    assert train_main(["--out", str(run), "--resume", "--steps", str(state["steps"] + 65536), "--no-progress"]) == 0
+    assert json.loads((run / "state.json").read_text())["steps"] > state["steps"]
+
+
+def test_ppo_run_learns_resumes_and_evaluates(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("torch").set_num_threads(1)  # two test workers on two cores: no thread pool spinning
+    run = tmp_path / "ppo"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where SB3's default logger would write
+    ppo = ["--algo", "ppo", "--n-envs", "4", "--n-steps", "512", "--batch-size", "1024", "--n-epochs", "5"]
+    ppo += ["--learning-rate", "1e-3", "--eval-rounds", "100000", "--no-progress", "--out", str(run)]
+    assert train_main([*ppo, "--steps", "8192", "--eval-every", "8192"]) == 0
+    assert train_main(["--out", str(run), "--resume", "--steps", "16384", "--no-progress"]) == 0
+    rows = metrics(run)
+    assert [int(r["step"]) for r in rows] == [0, 8192, 16384]  # the step count carried over
+    assert rows[-1]["exact_ev_gap"] > rows[0]["exact_ev_gap"] / 2  # learning happened
+    assert (run / "ppo.zip").is_file() and any((run / "tb" / "ppo").iterdir())
+    assert not list(scratch.glob("SB3-*"))  # no SB3-* folder: SB3's logger writes into the run
+    capsys.readouterr()
+    assert evaluate_main(["--policy", str(run), "--rounds", "1e5", "--json", "--no-progress"]) == 0
+    assert json.loads(capsys.readouterr().out)["rounds"] == 100_000
