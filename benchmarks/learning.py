@@ -1,0 +1,128 @@
+"""Learning benchmarks for issue 5: how fast each learner closes the gap to basic strategy.
+
+    python benchmarks/learning.py --algo tabular --steps 2e9 --eval-every 1e8 --out runs/bench-tabular
+    python benchmarks/learning.py --algo ppo --steps 2e6 --eval-every 1e5 --eval-rounds 4e5 --out runs/bench-ppo
+    python benchmarks/learning.py --summarize runs/bench-ppo          # a finished blackjack-train run
+
+Trains with ``blackjack-train`` (any of its flags after ``--``), then plays the final policy
+against basic strategy on the same cards for ``--final-rounds`` rounds, and prints the curve and
+the first step and wall time at which the gap came within each target: by the exact analysis of
+the tabulated policy, and by the paired 95% interval's far end (the issue's criterion). Gaps are
+in percentage points of the initial bet (policy minus basic strategy). Writes summary.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+from agents.base import load_agent
+from blackjack_env.rules import Rules
+from blackjack_env.solver import solve
+from train.cli import main as train_main
+from train.evaluation import evaluate_table
+
+TARGETS_PP = (0.05, 0.15)
+
+
+def first_within(rows: list[dict[str, float]], key: str, target_pp: float) -> dict[str, float] | None:
+    """The first row whose gap (key) is no worse than -target_pp percentage points."""
+    for row in rows:
+        if 100 * row[key] >= -target_pp:
+            return {"step": int(row["step"]), "wall_s": round(row["wall_s"], 1)}
+    return None
+
+
+def summarize(run: Path, final_rounds: int, seed: int) -> dict:
+    rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader((run / "metrics.csv").open())]
+    rules = Rules.from_dict(json.loads((run / "rules.json").read_text()))
+    solution = solve(rules)
+    table = load_agent(run).to_table()
+    final = evaluate_table(rules, table, solution, final_rounds, seed=seed)
+    summary = {
+        "run": str(run),
+        "rules": rules.describe(),
+        "config": json.loads((run / "config.json").read_text())["args"],
+        "steps": int(rows[-1]["step"]),
+        "wall_s": round(rows[-1]["wall_s"], 1),
+        "final_rounds": final_rounds,
+        "final_pp": {k: 100 * v for k, v in final.items() if k != "agreement"},
+        "final_agreement": final["agreement"],
+        "deviations": [
+            f"{d.section} {d.key} vs {d.up}: {d.played} for {d.basic} ({100 * d.cost_per_round:.4f} pp)"
+            for d in sorted(solution.deviations(table), key=lambda d: -d.cost_per_round)[:10]
+        ],
+        "first_within": {
+            f"{t} pp": {
+                "exact": first_within(rows, "exact_ev_gap", t),
+                "paired_ci_low": first_within(rows, "ev_gap_low", t),
+            }
+            for t in TARGETS_PP
+        },
+        "curve": [
+            {
+                "step": int(r["step"]),
+                "wall_s": round(r["wall_s"], 1),
+                "gap_pp": round(100 * r["ev_gap"], 4),
+                "ci_pp": [round(100 * r["ev_gap_low"], 4), round(100 * r["ev_gap_high"], 4)],
+                "exact_gap_pp": round(100 * r["exact_ev_gap"], 4),
+                "agreement": round(r["agreement"], 4),
+            }
+            for r in rows
+        ],
+    }
+    (run / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def print_summary(s: dict) -> None:
+    print(f"run {s['run']}: {s['rules']}; {s['steps']:,} steps in {s['wall_s']} s")
+    print("     step   wall s   gap pp (paired 95% CI)          exact gap pp   agreement")
+    for r in s["curve"]:
+        ci = f"[{r['ci_pp'][0]:+.4f}, {r['ci_pp'][1]:+.4f}]"
+        gaps = f"{r['gap_pp']:+.4f} {ci:<24} {r['exact_gap_pp']:+.4f}"
+        print(f"{r['step']:>10,} {r['wall_s']:>7} {gaps} {r['agreement']:>10}")
+    f = s["final_pp"]
+    print(
+        f"final, {s['final_rounds']:,} paired rounds: gap {f['ev_gap']:+.4f} pp "
+        f"[{f['ev_gap_low']:+.4f}, {f['ev_gap_high']:+.4f}], exact {f['exact_ev_gap']:+.5f} pp, "
+        f"agreement {s['final_agreement']:.4f}"
+    )
+    for target, hit in s["first_within"].items():
+        print(f"first within {target}: exact {hit['exact']}; paired CI's low end {hit['paired_ci_low']}")
+    print("largest deviations left:", *s["deviations"], sep="\n  ")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--summarize", default=None, help="only summarize this finished run")
+    p.add_argument("--algo", choices=("tabular", "ppo"), default="tabular")
+    p.add_argument("--steps", default="2e9")
+    p.add_argument("--eval-every", default="1e8")
+    p.add_argument("--eval-rounds", default="1e7")
+    p.add_argument("--final-rounds", type=float, default=1e8)
+    p.add_argument("--seed", default="0")
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    run = Path(args.summarize or args.out or f"runs/bench-{args.algo}")
+    if not args.summarize:
+        status = train_main(
+            [
+                *("--algo", args.algo, "--steps", args.steps, "--eval-every", args.eval_every),
+                *("--eval-rounds", args.eval_rounds, "--seed", args.seed, "--out", str(run), *extra),
+            ]
+        )
+        if status != 0:
+            return status
+    print_summary(summarize(run, int(args.final_rounds), seed=int(args.seed) + 2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
