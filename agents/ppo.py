@@ -25,6 +25,7 @@ from blackjack_env.strategy import HARD_MAX, N_PLAY, N_ROWS, N_UP, PAIR_BASE, SO
 from .base import check_batch, read_manifest, write_manifest
 
 MODEL_FILE = "ppo.zip"
+TOTAL_21_ROWS = (HARD_MAX - 4, PAIR_BASE - 1)  # hard 21 and soft 21
 
 
 def make_vec_env(rules: Rules, n_envs: int, seed: int):
@@ -123,6 +124,8 @@ class PPOAgent:
                 legal = [a for a in ranked if masks[row, col, a]]
                 top = legal[0]
                 fallback = E.STAND if multi_logits[row, col, E.STAND] >= multi_logits[row, col, E.HIT] else E.HIT
+                if row in TOTAL_21_ROWS:
+                    top = fallback = E.STAND  # the env never asks at 21: the net's output there is untrained
                 order = [top] + [a for a in (fallback,) if a != top]
                 actions[row, col] = order + [a for a in ranked if a not in order]
         return StrategyTable(actions, self._insurance(), name="MaskablePPO (tabulated)")
