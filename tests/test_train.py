@@ -113,3 +113,14 @@ def test_ppo_run_learns_resumes_and_evaluates(tmp_path: Path, capsys, monkeypatc
     capsys.readouterr()
     assert evaluate_main(["--policy", str(run), "--rounds", "1e5", "--json", "--no-progress"]) == 0
     assert json.loads(capsys.readouterr().out)["rounds"] == 100_000
+
+
+def test_ppo_same_seed_same_run(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("torch").set_num_threads(1)
+    ppo = ["--algo", "ppo", "--n-envs", "2", "--n-steps", "512", "--batch-size", "512", "--n-epochs", "2"]
+    ppo += ["--steps", "2048", "--eval-every", "1024", "--eval-rounds", "20000", "--no-progress", "--seed", "5"]
+    assert train_main([*ppo, "--out", str(tmp_path / "a")]) == 0
+    assert train_main([*ppo, "--out", str(tmp_path / "b")]) == 0
+    assert without_wall_time(metrics(tmp_path / "a")) == without_wall_time(metrics(tmp_path / "b"))
+    assert (tmp_path / "a" / "strategy.json").read_text() == (tmp_path / "b" / "strategy.json").read_text()
