@@ -233,6 +233,8 @@ def train(args: Args, resume: bool = False) -> int:
     out = Path(args.out)
     if not resume and (out / STATE_FILE).exists():
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    if resume and not (out / STATE_FILE).exists():
+        raise ValueError(f"{out} has no checkpoint yet (no {STATE_FILE}); start it again without --resume")
     out.mkdir(parents=True, exist_ok=True)
     (out / "rules.json").write_text(json.dumps(rules.to_dict(), indent=2))
     (out / "config.json").write_text(
