@@ -4,6 +4,7 @@ in summary.json are the ones printed, a learning curve from metrics.csv, and no 
 from __future__ import annotations
 
 import base64
+import csv
 import io
 import json
 import os
@@ -212,3 +213,22 @@ def test_blackjack_evaluate_dispatches_report(tmp_path: Path, capsys) -> None:
     assert cli.main(["report", "--rounds", "2000", "--policy", "random", "--out", str(out)]) == 0
     assert (out / "report.html").is_file()
     assert "wrote 5 files" in capsys.readouterr().out
+
+
+def test_report_for_a_trained_agent_and_its_learning_curve(tmp_path: Path) -> None:
+    """A short blackjack-train run, then its report: the agent's chart, priced deviations and the
+    learning curve the run recorded."""
+    from train.cli import main as train_main
+
+    run = tmp_path / "run"
+    train_args = ["--algo", "tabular", "--steps", "2e6", "--eval-every", "1e6", "--eval-rounds", "100000"]
+    assert train_main([*train_args, "--chunk-steps", "65536", "--no-progress", "--out", str(run)]) == 0
+    out = tmp_path / "report"
+    summary = build(out, "--policy", str(run), "--run", str(run))
+    assert {"chart.png", "learning_curve.png"} <= set(summary["figures"])
+    with (run / "metrics.csv").open() as rows:
+        recorded = [float(row["step"]) for row in csv.DictReader(rows)]
+    assert [point["step"] for point in summary["learning_curve"]] == recorded and len(recorded) >= 3
+    assert summary["exact"]["loss"] > 0 and summary["deviations"]  # a 2e6-step learner is not basic strategy yet
+    assert_images(out, summary)
+    assert_printed(summary, out)
