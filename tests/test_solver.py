@@ -386,3 +386,17 @@ def test_random_rules_are_self_consistent(seed):
     # hand-by-hand play can only be better (composition_ev never insures or takes even money)
     plain = rules.replace(insurance=False, even_money=False)
     assert composition_ev(plain) >= solve(plain).ev - 1e-12
+
+
+def test_hands_at_21_are_never_priced_as_deviations() -> None:
+    """The game stands a hand at 21 by itself, so a table that 'hits 21' deviates from nothing."""
+    solution = solve(Rules(decks=0))
+    actions = solution.table.actions.copy()
+    for section in ("hard", "soft"):
+        row = row_of_label(section, "21")
+        actions[row, :] = [E.HIT, E.STAND, E.DOUBLE, E.SPLIT, E.SURRENDER]
+        assert (solution.freq[row] == 0).all()
+    hits_21 = StrategyTable(actions, solution.table.insurance.copy())
+    evaluation = solution.evaluate(hits_21)
+    assert evaluation.deviations == []
+    assert evaluation.ev == pytest.approx(solution.ev, abs=1e-12)

@@ -37,7 +37,7 @@ from numba.typed import Dict
 
 from .. import engine as E
 from ..rules import Rules
-from ..strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable
+from ..strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_of_label
 from . import _kernels as K
 from ._space import HandSpace, dealer_space, hand_space
 
@@ -514,6 +514,9 @@ def _summarise(
                 action_ev[row, col] = np.where(legal_split[row, col], c[K.C_AS : K.C_AS + 5] / c[K.C_WSN], np.nan)
             elif c[K.C_WM] > 0:
                 action_ev[row, col, :2] = c[K.C_AM : K.C_AM + 2] / c[K.C_WMN]
+    # a hand at 21 stands by itself in the game: those rows are never decided
+    freq[row_of_label("hard", "21")] = 0.0
+    freq[row_of_label("soft", "21")] = 0.0
     insurance = table.insurance.copy() if table is not None else np.zeros(2, np.bool_)
     ev = _round_ev(model, rules, actions, insurance, results, wdeal, split_ev, table is None)
     insurance_ev = _insurance_evs(model, results[1], wdeal[1])

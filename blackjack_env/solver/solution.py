@@ -22,7 +22,7 @@ from . import _kernels as K
 from ._analysis import Analysis, analyse, dealer_arrays, hand_evs, shoe_vector
 
 #: Bump when the analysis changes, so cached results from older code are not reused.
-SOLVER_VERSION = 3
+SOLVER_VERSION = 4
 ACTION_NAMES = ("stand", "hit", "double", "split", "surrender")
 _CHART_KEYS = {
     section: [row_label(r)[1] for r in range(N_ROWS) if row_label(r)[0] == section]
