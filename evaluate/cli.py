@@ -71,11 +71,8 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
     return Rules.preset(args.rules).with_settings(args.settings)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="blackjack-evaluate",
-        description="Simulate a policy and report its EV per initial bet with a 95%% confidence interval.",
-    )
+def add_simulation_arguments(parser: argparse.ArgumentParser) -> None:
+    """--policy, --rules, --set, --rounds, --seed and --workers (shared by evaluate and report)."""
     parser.add_argument("--policy", default="basic", help=f"{POLICY_CHOICES} (default basic)")
     add_rules_arguments(parser)
     parser.add_argument("--rounds", type=parse_rounds, default=10_000_000, help="rounds to play (e.g. 1e8)")
@@ -83,6 +80,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--workers", type=positive_int, default=None, help=f"parallel workers (default: all {default_workers()} cores)"
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="blackjack-evaluate",
+        description="Simulate a policy and report its EV per initial bet with a 95%% confidence interval.",
+    )
+    add_simulation_arguments(parser)
     parser.add_argument("--baseline", default=None, help="compare with this policy on identical cards (e.g. basic)")
     parser.add_argument("--backend", choices=("local", "ray"), default="local", help="where chunks run")
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")

@@ -49,9 +49,9 @@ from blackjack_env.rules import Rules
 from blackjack_env.simulate import OUTCOMES, Policy
 from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 
-from .cli import CliError, add_rules_arguments, interval, parse_rounds, positive_int, rules_from_args
-from .policies import POLICY_CHOICES, load_policy
-from .runner import RunOutcome, default_workers, simulate
+from .cli import CliError, add_simulation_arguments, interval, rules_from_args
+from .policies import load_policy
+from .runner import RunOutcome, simulate
 
 METRICS_FILE = "metrics.csv"
 METRICS_COLUMNS = ("step", "ev_gap", "ev_gap_low", "ev_gap_high", "agreement")
@@ -594,14 +594,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="blackjack-evaluate report",
         description="Simulate a policy and write report.html, report.md, PNG figures and summary.json.",
     )
-    parser.add_argument("--policy", default="basic", help=f"{POLICY_CHOICES} (default basic)")
+    add_simulation_arguments(parser)
     parser.add_argument("--run", default=None, help=f"a training run's folder: learning curve from its {METRICS_FILE}")
-    add_rules_arguments(parser)
-    parser.add_argument("--rounds", type=parse_rounds, default=10_000_000, help="rounds per run (e.g. 1e7)")
-    parser.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same report")
-    parser.add_argument(
-        "--workers", type=positive_int, default=None, help=f"parallel workers (default: all {default_workers()} cores)"
-    )
     parser.add_argument("--out", required=True, help="folder to write the report into")
     parser.add_argument("--overwrite", action="store_true", help="replace report files already in --out")
     return parser
