@@ -28,13 +28,16 @@ MODEL_FILE = "ppo.zip"
 TOTAL_21_ROWS = (HARD_MAX - 4, PAIR_BASE - 1)  # hard 21 and soft 21
 
 
-def make_vec_env(rules: Rules, n_envs: int, seed: int):
+def make_vec_env(rules: Rules, n_envs: int, seed: int, reward: str = "sampled"):
     """SB3 DummyVecEnv of single envs (env i seeded seed + i); MaskablePPO reads their masks."""
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
 
     import blackjack_env
 
-    return sb3_make_vec_env(lambda: gym.make(blackjack_env.ENV_ID, rules=rules), n_envs=n_envs, seed=seed)
+    def make() -> gym.Env:
+        return gym.make(blackjack_env.ENV_ID, rules=rules, reward=reward)
+
+    return sb3_make_vec_env(make, n_envs=n_envs, seed=seed)
 
 
 def cell_observations(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

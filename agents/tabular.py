@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from blackjack_env import engine as E
+from blackjack_env.env import REWARD_MODES, check_options
 from blackjack_env.rules import MAX_HANDS, Rules
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PLAY_ACTIONS, StrategyTable, hand_row, table_action
 
@@ -82,7 +83,7 @@ def _greedy(q, c, mask, n_actions):
 
 
 @njit(cache=True, _nrt=False)
-def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, work):
+def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, reward_mode, work):
     """Play rounds until ``steps_wanted`` env steps are done, updating the weighted means q/c
     (play cells) and q_ins/c_ins (insurance).
 
@@ -94,6 +95,7 @@ def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, work):
     for i in range(52 * decks):
         shoe[i] = 1 + i % 13
     E.load_rules(st, rv)
+    st[E.S_REWARD_MODE] = reward_mode
     st[E.S_SHOE_LEN] = 52 * decks
     st[E.S_SHOE_POS] = 52 * decks
     for k in range(4):
@@ -169,6 +171,8 @@ class TabularAgent:
         seed: fixes every card and every exploration draw of the run.
         chunk_steps: env steps per seeded chunk (part of the seed's meaning; checkpoints fall
             on chunk boundaries).
+        reward: "sampled" (the dealt results) or "expected" (each round's result averaged over
+            the dealer's unseen cards: the same values to learn, far less noise; see BlackjackEnv).
     """
 
     kind = "tabular"
@@ -179,12 +183,15 @@ class TabularAgent:
         epsilon: float = 0.1,
         seed: int = 0,
         chunk_steps: int = 1 << 18,
+        reward: str = "sampled",
     ) -> None:
         if not 0.0 < epsilon < 1.0:
             raise ValueError(f"epsilon must be in (0, 1), got {epsilon}")
         if chunk_steps < 1:
             raise ValueError(f"chunk_steps must be >= 1, got {chunk_steps}")
         self.rules = Rules.coerce(rules)
+        check_options(self.rules, "none", reward)
+        self.reward = reward
         self.epsilon = float(epsilon)
         self.seed = int(seed)
         self.chunk_steps = int(chunk_steps)
@@ -220,6 +227,7 @@ class TabularAgent:
             words,
             self.chunk_steps,
             self.epsilon,
+            REWARD_MODES[self.reward],
             self._work,
         )
         self.steps += int(steps)
@@ -260,6 +268,7 @@ class TabularAgent:
             epsilon=self.epsilon,
             seed=self.seed,
             chunk_steps=self.chunk_steps,
+            reward=self.reward,
         )
         tmp = path / (Q_FILE + ".tmp.npz")
         np.savez(
@@ -280,6 +289,7 @@ class TabularAgent:
             epsilon=manifest["epsilon"],
             seed=manifest["seed"],
             chunk_steps=manifest["chunk_steps"],
+            reward=manifest.get("reward", "sampled"),
         )
         with np.load(Path(path) / Q_FILE) as data:
             agent.q[:] = data["q"]

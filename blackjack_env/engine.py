@@ -106,7 +106,20 @@ S_STACK = 38  # MAX_STACK slots
 S_DEALER = S_STACK + MAX_STACK  # MAX_CARDS slots
 S_RULES = S_DEALER + MAX_CARDS  # the integer rules, st[S_RULES + R_*] (load_rules)
 S_CUT = S_RULES + N_RULES  # shoe position of the cut card (0: shuffle every round)
-ST_SIZE = S_CUT + 1
+S_REWARD_MODE = S_CUT + 1  # REWARD_SAMPLED or REWARD_EXPECTED (an env option, not a rule)
+S_PEEKED = S_CUT + 2  # the dealer has checked the hole card for blackjack this round
+S_UNSEEN = S_CUT + 3  # scratch: unseen cards (slot 0) and per value 1..10 (11 slots)
+S_TREE_HARD = S_UNSEEN + 11  # scratch of the dealer-outcome walk: MAX_CARDS slots each
+S_TREE_ACES = S_TREE_HARD + MAX_CARDS
+S_TREE_NEXT = S_TREE_ACES + MAX_CARDS
+ST_SIZE = S_TREE_NEXT + MAX_CARDS
+
+REWARD_SAMPLED, REWARD_EXPECTED = range(2)
+# dealer outcomes of the expected settlement: final totals 17..21, a bust, a blackjack
+N_DEALER_OUTCOMES = 7
+DEALER_BUST = 5
+DEALER_BLACKJACK = 6
+MIN_UNSEEN_FOR_EXPECTED = 12  # fewer unseen cards could run the shoe out mid-round
 
 # Small dtypes keep a table in few cache lines (a hand is one 64-byte line), which matters when
 # the vector env steps thousands of tables.
@@ -125,8 +138,11 @@ H_CARDS = 8
 HAND_FIELDS = H_CARDS + MAX_CARDS
 
 RES_INSURANCE = MAX_HANDS
-RES_TOTAL = MAX_HANDS + 1
-RES_SIZE = MAX_HANDS + 2
+RES_TOTAL = MAX_HANDS + 1  # the round's net result, as dealt
+RES_REWARD = MAX_HANDS + 2  # the reward paid: RES_TOTAL, or its expectation (REWARD_EXPECTED)
+RES_DEALER = MAX_HANDS + 3  # scratch: probabilities of the N_DEALER_OUTCOMES
+RES_TREE_P = RES_DEALER + N_DEALER_OUTCOMES  # scratch: MAX_CARDS probabilities
+RES_SIZE = RES_TREE_P + MAX_CARDS
 
 # ----------------------------------------------------------------------------- observation
 O_PHASE = 0
@@ -457,6 +473,7 @@ def start_round(st, hands, shoe, res):
     st[S_DEALER_ACES] = 0
     st[S_HOLE_HIDDEN] = 0
     st[S_PEEK_PENDING] = 0
+    st[S_PEEKED] = 0
     hands[0, H_BET] = 1
     hands[0, H_STATUS] = HS_PLAY
     add_card(hands, 0, draw(st, shoe))
@@ -485,6 +502,7 @@ def _after_insurance(st):
             st[S_PEEK_PENDING] = 1  # early surrender is decided before the dealer checks
             st[S_PHASE] = P_PLAY
             return
+        st[S_PEEKED] = 1
         if dealer_blackjack(st):
             st[S_PHASE] = P_SETTLE
             return
@@ -542,7 +560,7 @@ def step_round(st, hands, shoe, rv, res, action):
             if st[S_NATURAL] and st[S_RULES + R_EVEN_MONEY] != 0:
                 st[S_INS] = INS_EVEN_MONEY
                 finish_round(st, hands, shoe, rv, res)
-                return res[RES_TOTAL]
+                return res[RES_REWARD]
             st[S_INS] = INS_TAKEN
         else:
             st[S_INS] = INS_DECLINED
@@ -550,13 +568,15 @@ def step_round(st, hands, shoe, rv, res, action):
         return 0.0
     if phase == P_SETTLE:
         finish_round(st, hands, shoe, rv, res)
-        return res[RES_TOTAL]
+        return res[RES_REWARD]
     h = st[S_CUR]
     if st[S_PEEK_PENDING]:
         st[S_PEEK_PENDING] = 0
+        if action != SURRENDER:
+            st[S_PEEKED] = 1
         if action != SURRENDER and dealer_blackjack(st):
             finish_round(st, hands, shoe, rv, res)  # the dealer checks: the action never happens
-            return res[RES_TOTAL]
+            return res[RES_REWARD]
     over = False
     if action == STAND:
         hands[h, H_STATUS] = HS_STOOD
@@ -583,59 +603,37 @@ def step_round(st, hands, shoe, rv, res, action):
         _split(st, hands, h)
         over = _play_from(st, hands, shoe, rv, res, h)
     if over:
-        return res[RES_TOTAL]
+        return res[RES_REWARD]
     return 0.0
 
 
 @njit(cache=True, _nrt=False)
-def _dealer_stands(st):
-    total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
+def dealer_stands_on(st, hard, aces):
+    """Whether the dealer stands on this hand (S17, or H17: hit a soft 17)."""
+    total = best_total(hard, aces)
     if total > 17:
         return True
     if total < 17:
         return False
-    return not (st[S_RULES + R_H17] != 0 and is_soft(st[S_DEALER_HARD], st[S_DEALER_ACES]))
+    return not (st[S_RULES + R_H17] != 0 and is_soft(hard, aces))
 
 
 @njit(cache=True, _nrt=False)
-def finish_round(st, hands, shoe, rv, res):
-    """Play the dealer's hand as far as the table needs it, then settle every bet."""
+def settle(st, hands, rv, res, dealer_total, dealer_bj):
+    """Every bet's result against one dealer outcome, into res; returns the round's net result.
+
+    The table's one settlement rule, applied to the dealt outcome and, for expected rewards, to
+    each outcome the dealer's unseen cards could make."""
     n_hands = st[S_NUM_HANDS]
     natural = st[S_NATURAL] != 0 and n_hands == 1
-    ins = st[S_INS]
     late_no_peek = st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_SURRENDER] == SURR_LATE
-    live = False  # a hand that must be compared with the dealer's total
     surrendered = False
-    for h in range(n_hands):
-        status = hands[h, H_STATUS]
-        if status == HS_SURRENDERED:
-            surrendered = True
-        elif status != HS_BUST and not natural:
-            live = True
-    if ins == INS_EVEN_MONEY:
-        hands[0, H_STATUS] = HS_STOOD
-        res[0] = 1.0
-        res[RES_TOTAL] = 1.0
-        st[S_HOLE_HIDDEN] = 0
-        st[S_PHASE] = P_OVER
-        return
-    needs_card = live or natural or ins == INS_TAKEN or (surrendered and late_no_peek)
-    if st[S_DEALER_N] == 1 and needs_card:
-        dealer_add(st, draw(st, shoe))  # no hole card: the second card comes now
-    st[S_HOLE_HIDDEN] = 0
-    dealer_bj = dealer_blackjack(st)
-    if live and not dealer_bj:
-        while not _dealer_stands(st):
-            dealer_add(st, draw(st, shoe))
-    dealer_total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
     total = 0.0
     for h in range(n_hands):
         bet = float(hands[h, H_BET])
         status = hands[h, H_STATUS]
-        if status in (HS_PLAY, HS_WAIT):  # settled without playing on (natural, blackjack)
-            status = HS_STOOD
-            hands[h, H_STATUS] = status
         if status == HS_SURRENDERED:
+            surrendered = True
             result = -1.0 if dealer_bj and late_no_peek else -0.5
         elif natural:
             result = 0.0 if dealer_bj else rv[R_BJ_PAYS]
@@ -656,11 +654,146 @@ def finish_round(st, hands, shoe, rv, res):
         for h in range(n_hands):
             res[h] = -1.0 if h == 0 else 0.0
         total = -1.0
-    if ins == INS_TAKEN:
+    res[RES_INSURANCE] = 0.0
+    if st[S_INS] == INS_TAKEN:
         res[RES_INSURANCE] = 1.0 if dealer_bj else -0.5
         total += res[RES_INSURANCE]
-    res[RES_TOTAL] = total
+    return total
+
+
+@njit(cache=True, _nrt=False)
+def finish_round(st, hands, shoe, rv, res):
+    """Play the dealer's hand as far as the table needs it, then settle every bet."""
+    n_hands = st[S_NUM_HANDS]
+    natural = st[S_NATURAL] != 0 and n_hands == 1
+    ins = st[S_INS]
+    late_no_peek = st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_SURRENDER] == SURR_LATE
+    live = False  # a hand that must be compared with the dealer's total
+    surrendered = False
+    for h in range(n_hands):
+        status = hands[h, H_STATUS]
+        if status in (HS_PLAY, HS_WAIT):  # settled without playing on (natural, blackjack)
+            status = HS_STOOD
+            hands[h, H_STATUS] = status
+        if status == HS_SURRENDERED:
+            surrendered = True
+        elif status != HS_BUST and not natural:
+            live = True
     st[S_PHASE] = P_OVER
+    if ins == INS_EVEN_MONEY:
+        res[0] = 1.0
+        res[RES_TOTAL] = 1.0
+        res[RES_REWARD] = 1.0
+        st[S_HOLE_HIDDEN] = 0
+        return
+    needs_card = live or natural or ins == INS_TAKEN or (surrendered and late_no_peek)
+    expected = st[S_REWARD_MODE] == REWARD_EXPECTED and _dealer_unknown(st, needs_card)
+    reward = _expected_result(st, hands, rv, res) if expected else 0.0
+    if st[S_DEALER_N] == 1 and needs_card:
+        dealer_add(st, draw(st, shoe))  # no hole card: the second card comes now
+    st[S_HOLE_HIDDEN] = 0
+    dealer_bj = dealer_blackjack(st)
+    if live and not dealer_bj:
+        while not dealer_stands_on(st, st[S_DEALER_HARD], st[S_DEALER_ACES]):
+            dealer_add(st, draw(st, shoe))
+    dealer_total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
+    res[RES_TOTAL] = settle(st, hands, rv, res, dealer_total, dealer_bj)
+    res[RES_REWARD] = reward if expected else res[RES_TOTAL]
+
+
+# ============================================================================= expected rewards
+@njit(cache=True, _nrt=False)
+def _dealer_unknown(st, needs_card):
+    """Whether the dealer's outcome still matters and is unseen; if so, count the unseen cards
+    into st[S_UNSEEN:].
+
+    Unseen cards are the shoe's and a hidden hole card; after a peek that found no blackjack the
+    hole card cannot complete one. Too few unseen cards (the shoe could run out and be
+    reshuffled mid-round) keep the dealt result."""
+    if st[S_DEALER_N] == 1 and not needs_card:
+        return False  # the dealer takes no more cards: nothing is unknown
+    if st[S_PEEKED] and dealer_blackjack(st):
+        return False  # the peek showed the blackjack
+    infinite = st[S_RULES + R_DECKS] == 0
+    for value in range(11):
+        st[S_UNSEEN + value] = 0
+    for code in range(1, 14):
+        count = 4 if infinite else st[S_COUNTS + code]
+        st[S_UNSEEN + card_value(code)] += count
+        st[S_UNSEEN] += count
+    if st[S_DEALER_N] == 2 and not infinite:  # the hidden hole card is unseen too
+        st[S_UNSEEN + card_value(st[S_DEALER + 1])] += 1
+        st[S_UNSEEN] += 1
+    return infinite or st[S_UNSEEN] >= MIN_UNSEEN_FOR_EXPECTED
+
+
+@njit(cache=True, _nrt=False)
+def _expected_result(st, hands, rv, res):
+    """The round's net result averaged over the dealer's possible outcomes (the same settle)."""
+    _dealer_outcomes(st, res)
+    expected = 0.0
+    for outcome in range(N_DEALER_OUTCOMES):
+        p = res[RES_DEALER + outcome]
+        if p > 0.0:
+            bj = outcome == DEALER_BLACKJACK
+            expected += p * settle(st, hands, rv, res, 21 if bj else 17 + outcome, bj)
+    return expected
+
+
+@njit(cache=True, _nrt=False)
+def _dealer_outcomes(st, res):
+    """Probabilities of the dealer's outcomes from the up card, drawing from st[S_UNSEEN:].
+
+    A depth-first walk over the dealer's draws with an explicit stack (numba's cache cannot hold
+    recursive functions): level d is the hand after d cards beyond the up card, with its total in
+    st[S_TREE_HARD + d], st[S_TREE_ACES + d], the next value to try in st[S_TREE_NEXT + d] and its
+    probability in res[RES_TREE_P + d]."""
+    for outcome in range(N_DEALER_OUTCOMES):
+        res[RES_DEALER + outcome] = 0.0
+    finite = st[S_RULES + R_DECKS] != 0
+    up_value = card_value(st[S_DEALER])
+    no_blackjack = st[S_PEEKED] != 0  # the peek ruled out a hole card that makes a blackjack
+    excluded = 0  # unseen cards the hole card cannot be
+    if no_blackjack:
+        for value in range(1, 11):
+            if best_total(up_value + value, (up_value == 1) + (value == 1)) == 21:
+                excluded += st[S_UNSEEN + value]
+    st[S_TREE_HARD] = up_value
+    st[S_TREE_ACES] = up_value == 1
+    st[S_TREE_NEXT] = 1
+    res[RES_TREE_P] = 1.0
+    d = 0
+    while d >= 0:
+        value = st[S_TREE_NEXT + d]
+        if value > 10:  # every card tried at this level: back up and return the card that led here
+            d -= 1
+            if d >= 0 and finite:
+                st[S_UNSEEN + st[S_TREE_NEXT + d] - 1] += 1
+                st[S_UNSEEN] += 1
+            continue
+        st[S_TREE_NEXT + d] = value + 1
+        count = st[S_UNSEEN + value]
+        if count == 0:
+            continue
+        hard = st[S_TREE_HARD + d] + value
+        aces = st[S_TREE_ACES + d] + (value == 1)
+        total = best_total(hard, aces)
+        if d == 0 and total == 21:
+            if not no_blackjack:
+                res[RES_DEALER + DEALER_BLACKJACK] += res[RES_TREE_P] * count / st[S_UNSEEN]
+            continue
+        p = res[RES_TREE_P + d] * count / (st[S_UNSEEN] - (excluded if d == 0 else 0))
+        if dealer_stands_on(st, hard, aces):
+            res[RES_DEALER + (DEALER_BUST if total > 21 else total - 17)] += p
+            continue
+        if finite:
+            st[S_UNSEEN + value] = count - 1
+            st[S_UNSEEN] -= 1
+        d += 1
+        st[S_TREE_HARD + d] = hard
+        st[S_TREE_ACES + d] = aces
+        st[S_TREE_NEXT + d] = 1
+        res[RES_TREE_P + d] = p
 
 
 # ============================================================================= observation

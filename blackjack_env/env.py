@@ -15,6 +15,17 @@ from .cards import card_codes, card_name, card_names
 from .rules import MAX_HANDS, Rules
 
 COUNT_MODES = {"none": E.COUNT_NONE, "composition": E.COUNT_COMPOSITION, "hilo": E.COUNT_HILO}
+REWARD_MODES = {"sampled": E.REWARD_SAMPLED, "expected": E.REWARD_EXPECTED}
+
+
+def check_options(rules: Rules, count_obs: str, reward: str) -> None:
+    """Validate the env options (shared by the single and the vector env)."""
+    if count_obs not in COUNT_MODES:
+        raise ValueError(f"count_obs must be one of {', '.join(COUNT_MODES)}, got {count_obs!r}")
+    if count_obs != "none" and rules.infinite:
+        raise ValueError(f"count_obs={count_obs!r} needs a finite shoe; these rules have an infinite deck (decks=0)")
+    if reward not in REWARD_MODES:
+        raise ValueError(f"reward must be one of {', '.join(REWARD_MODES)}, got {reward!r}")
 
 
 class Action(enum.IntEnum):
@@ -171,22 +182,32 @@ class BlackjackEnv(gym.Env):
     ``blackjack_pays``; insurance costs 0.5 and pays 2:1. The mean episode reward of a policy is
     its expected value per round.
 
+    With ``reward="expected"`` (off by default) the last step pays instead the round's expected
+    result given everything the player has seen: the player's final hands, the up card, the
+    shoe's remaining composition and what a peek revealed. The dealer's unseen cards (hole card
+    included) are averaged over exactly, with the same settlement as the dealt result. The dealer's
+    play involves no decision, so every policy's expected return is unchanged while most of the
+    noise of the dealer's draws goes: a variance-reduction option for learners. The dealer still
+    draws (the shoe advances as in play) and ``info["result"]`` is still the dealt result. When
+    fewer than 12 cards are unseen (the shoe might run out mid-round) the dealt result is paid.
+
     ## Episode End
     The episode terminates when the round is settled. It is never truncated.
 
     ## Arguments
-    ``gymnasium.make("blackjack_env/Blackjack-v0", rules=..., count_obs="none", render_mode=None)``
+    ``gymnasium.make("blackjack_env/Blackjack-v0", rules=..., count_obs="none", render_mode=None, reward="sampled")``
 
     * ``rules``: a :class:`Rules`, a preset name (``Rules.preset``) or a dict of fields; default
       ``Rules()`` (the ``ultimatebet`` preset).
     * ``count_obs``: ``"none"``, ``"composition"`` or ``"hilo"`` (what a card counter sees).
     * ``render_mode``: ``"ansi"`` returns a text picture of the table, ``"human"`` prints it.
+    * ``reward``: ``"sampled"`` (the dealt result) or ``"expected"`` (see Rewards).
 
     The final step's ``info`` has ``hands`` (each hand's cards, bet, status and result),
     ``dealer`` (cards and total), ``insurance`` (its result) and ``result`` (the round total).
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version (``reward="expected"`` added as an option; the default is unchanged).
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
@@ -196,19 +217,16 @@ class BlackjackEnv(gym.Env):
         rules: Rules | str | Mapping[str, Any] | None = None,
         count_obs: str = "none",
         render_mode: str | None = None,
+        reward: str = "sampled",
     ) -> None:
         self.rules = Rules.coerce(rules)
-        if count_obs not in COUNT_MODES:
-            raise ValueError(f"count_obs must be one of {', '.join(COUNT_MODES)}, got {count_obs!r}")
-        if count_obs != "none" and self.rules.infinite:
-            raise ValueError(
-                f"count_obs={count_obs!r} needs a finite shoe; these rules have an infinite deck (decks=0)"
-            )
+        check_options(self.rules, count_obs, reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {', '.join(self.metadata['render_modes'])} or None, got {render_mode!r}"
             )
         self.count_obs = count_obs
+        self.reward = reward
         self.render_mode = render_mode
         self._count_mode = COUNT_MODES[count_obs]
         self._mask = np.zeros(E.N_ACTIONS, np.bool_)
@@ -219,6 +237,7 @@ class BlackjackEnv(gym.Env):
         self._hands = np.zeros((MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE)
         self._shoe = E.new_shoe(self.rules.decks)
         E.load_rules(self._st, self._rv)
+        self._st[E.S_REWARD_MODE] = REWARD_MODES[reward]
         self._res = np.zeros(E.RES_SIZE, np.float64)
         self._obs = np.zeros(len(self.observation_space.nvec), np.int64)
         self._seeded = False

@@ -20,7 +20,7 @@ from gymnasium.vector.utils import batch_space
 from numba import njit
 
 from . import engine as E
-from .env import COUNT_MODES, Action, observation_nvec
+from .env import COUNT_MODES, REWARD_MODES, Action, check_options, observation_nvec
 from .rules import MAX_HANDS, Rules
 
 
@@ -69,18 +69,17 @@ class BlackjackVectorEnv(VectorEnv):
         rules: Rules | str | Mapping[str, Any] | None = None,
         count_obs: str = "none",
         render_mode: str | None = None,
+        reward: str = "sampled",
     ) -> None:
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
         if render_mode is not None:
             raise ValueError("the vector env does not render; use the single env with render_mode='ansi'")
         self.rules = Rules.coerce(rules)
-        if count_obs not in COUNT_MODES:
-            raise ValueError(f"count_obs must be one of {', '.join(COUNT_MODES)}, got {count_obs!r}")
-        if count_obs != "none" and self.rules.infinite:
-            raise ValueError(f"count_obs={count_obs!r} needs a finite shoe; these rules have an infinite deck")
+        check_options(self.rules, count_obs, reward)
         self.num_envs = int(num_envs)
         self.count_obs = count_obs
+        self.reward = reward
         self.render_mode = None
         self._count_mode = COUNT_MODES[count_obs]
         self.single_action_space = spaces.Discrete(E.N_ACTIONS)
@@ -94,6 +93,7 @@ class BlackjackVectorEnv(VectorEnv):
         self._shoe = np.tile(E.new_shoe(self.rules.decks), (n, 1))
         for i in range(n):
             E.load_rules(self._st[i], self._rv)
+        self._st[:, E.S_REWARD_MODE] = REWARD_MODES[reward]
         self._res = np.zeros((n, E.RES_SIZE), np.float64)
         self._obs = np.zeros((n, len(self.single_observation_space.nvec)), np.int64)
         self._mask = np.zeros((n, E.N_ACTIONS), np.bool_)

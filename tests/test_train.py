@@ -52,6 +52,19 @@ def test_tabular_run_learns_and_keeps_everything(tmp_path: Path, capsys: pytest.
     assert json.loads(capsys.readouterr().out)["paired_rounds"] > 0
 
 
+def test_expected_reward_learns_faster_on_the_same_seed(tmp_path: Path) -> None:
+    """Paying each round's expected result removes the dealer's noise: same seed, same steps,
+    a much smaller exact gap (measured: -0.32 pp against -1.05 pp at 1e6 steps)."""
+    gaps = {}
+    for reward in ("sampled", "expected"):
+        run = tmp_path / reward
+        command = [*TABULAR, "--steps", "1e6", "--eval-every", "1e6", "--seed", "3", "--reward", reward]
+        assert train_main([*command, "--out", str(run)]) == 0
+        gaps[reward] = metrics(run)[-1]["exact_ev_gap"]
+        assert json.loads((run / "agent.json").read_text())["reward"] == reward
+    assert gaps["sampled"] < 2 * gaps["expected"] < 0
+
+
 def test_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     whole, halves = tmp_path / "whole", tmp_path / "halves"
     common = [*TABULAR, "--eval-every", "5e5", "--seed", "11"]

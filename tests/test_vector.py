@@ -36,12 +36,13 @@ def test_make_vec_returns_a_vector_env_with_batched_spaces() -> None:
     assert obs in envs.observation_space
 
 
+@pytest.mark.parametrize("reward", ["sampled", "expected"])
 @pytest.mark.parametrize("rules", ["ultimatebet", "european", "single-deck", "infinite-deck", {"penetration": 0.5}])
-def test_vector_env_deals_what_single_envs_deal(rules) -> None:
+def test_vector_env_deals_what_single_envs_deal(rules, reward) -> None:
     """Table i seeded with seed + i plays exactly like BlackjackEnv seeded with seed + i."""
     n = 6
-    envs = make_vec(n, rules=rules)
-    singles = [gym.make(ENV_ID, rules=rules) for _ in range(n)]
+    envs = make_vec(n, rules=rules, reward=reward)
+    singles = [gym.make(ENV_ID, rules=rules, reward=reward) for _ in range(n)]
     obs, info = envs.reset(seed=40)
     single_obs = np.array([env.reset(seed=40 + i)[0] for i, env in enumerate(singles)])
     np.testing.assert_array_equal(obs, single_obs)

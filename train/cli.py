@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from blackjack_env.env import REWARD_MODES
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
 from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable
@@ -42,6 +43,8 @@ ALGOS = ("tabular", "ppo")
 DEFAULT_STEPS = {"tabular": 500_000_000, "ppo": 2_000_000}
 #: What a resumed run may set anew; everything else comes from its config.json.
 RESUME_MAY_CHANGE = ("steps", "out", "progress", "torch_threads")
+#: Args fields with their own option above the hyperparameters.
+RUN_SETTINGS = ("algo", "rules", "settings", "steps", "seed", "out", "eval_every", "eval_rounds", "progress", "reward")
 STATE_FILE = "state.json"
 METRICS_FILE = "metrics.csv"
 
@@ -59,6 +62,9 @@ class Args:
     eval_every: int = 0  # 0: steps / 20
     eval_rounds: int = 1_000_000
     progress: bool = True
+    # what the learner is paid: "sampled" (the dealt result) or "expected" (the env option that
+    # averages out the dealer's unseen cards; evaluation always plays the real game)
+    reward: str = "sampled"
     # tabular Monte Carlo control
     epsilon: float = 0.1
     chunk_steps: int = 1 << 18
@@ -98,10 +104,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run in --out with its saved config")
     p.add_argument("--eval-every", type=parse_count, default=None, help="steps between evaluations (default steps/20)")
     p.add_argument("--eval-rounds", type=parse_count, default=None, help=f"paired rounds (default {d.eval_rounds:g})")
+    p.add_argument(
+        "--reward",
+        choices=tuple(REWARD_MODES),
+        default=None,
+        help="what the learner is paid: the dealt result, or its expectation over the dealer's unseen cards "
+        f"(same values, less noise; evaluation always plays the real game; default {d.reward})",
+    )
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None, help="no progress bar")
     hyper = p.add_argument_group("hyperparameters")
     for f in dataclasses.fields(Args):
-        if f.name in ("algo", "rules", "settings", "steps", "seed", "out", "eval_every", "eval_rounds", "progress"):
+        if f.name in RUN_SETTINGS:
             continue
         default = getattr(d, f.name)
         kind = parse_count if f.name == "chunk_steps" else type(default)
@@ -133,6 +146,8 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         args.eval_every = max(args.steps // 20, 1)
     if not 0.0 < args.epsilon < 1.0:
         raise ValueError(f"--epsilon must be in (0, 1), got {args.epsilon}")
+    if args.reward not in REWARD_MODES:
+        raise ValueError(f"--reward must be one of {', '.join(REWARD_MODES)}, got {args.reward!r}")
     return args
 
 
@@ -146,7 +161,9 @@ class TabularTrainer:
         if resume:
             self.agent = TabularAgent.load(out)
         else:
-            self.agent = TabularAgent(rules, epsilon=args.epsilon, seed=args.seed, chunk_steps=args.chunk_steps)
+            self.agent = TabularAgent(
+                rules, epsilon=args.epsilon, seed=args.seed, chunk_steps=args.chunk_steps, reward=args.reward
+            )
         self.behaviour_ev = 0.0
 
     @property
@@ -181,7 +198,7 @@ class PPOTrainer:
             import torch
 
             torch.set_num_threads(args.torch_threads)
-        env = make_vec_env(rules, args.n_envs, args.seed)
+        env = make_vec_env(rules, args.n_envs, args.seed, args.reward)
         if resume:
             self.agent = PPOAgent.load(out, env=env)
         else:
