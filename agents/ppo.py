@@ -11,7 +11,9 @@ split flags, so the table is its play on unsplit hands, which is where nearly al
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import pickle
+import random
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from blackjack_env.strategy import HARD_MAX, N_PLAY, N_ROWS, N_UP, PAIR_BASE, SO
 from .base import check_batch, read_manifest, write_manifest
 
 MODEL_FILE = "ppo.zip"
+TRAINING_FILE = "ppo_training.pkl"  # the envs mid-stream and the random generators, for --resume
 TOTAL_21_ROWS = (HARD_MAX - 4, PAIR_BASE - 1)  # hard 21 and soft 21
 
 
@@ -156,6 +159,44 @@ class PPOAgent:
 
         rules = Rules.from_dict(read_manifest(path)["rules"])
         return cls(rules, _quiet(MaskablePPO.load(Path(path) / MODEL_FILE, env=env, device="cpu")))
+
+    def save_training_state(self, path: str | Path) -> None:
+        """What a resumed run needs beyond the model to go on exactly as an uninterrupted one: the
+        envs mid-stream (shoes, card generators, rounds in play) and the random generators of
+        torch, numpy and Python. (The model's zip keeps its last observations.)"""
+        import torch
+
+        state = {
+            "env": self.model.get_env(),
+            "torch": torch.get_rng_state(),
+            "numpy": np.random.get_state(),
+            "python": random.getstate(),
+        }
+        target = Path(path) / TRAINING_FILE
+        tmp = target.with_name(target.name + ".tmp")
+        with tmp.open("wb") as f:
+            pickle.dump(state, f)
+        tmp.replace(target)
+
+    @classmethod
+    def resume(cls, path: str | Path, make_env: Callable[[], Any]) -> PPOAgent:
+        """Load a checkpoint to train on where it stopped (see save_training_state); a checkpoint
+        without that state trains on make_env()'s fresh envs instead."""
+        from sb3_contrib import MaskablePPO
+
+        target = Path(path) / TRAINING_FILE
+        if not target.is_file():
+            return cls.load(path, env=make_env())
+        import torch
+
+        with target.open("rb") as f:
+            state = pickle.load(f)  # written by this run's own checkpoint
+        rules = Rules.from_dict(read_manifest(path)["rules"])
+        model = MaskablePPO.load(Path(path) / MODEL_FILE, env=state["env"], device="cpu", force_reset=False)
+        torch.set_rng_state(state["torch"])  # after load, which reseeds them from the saved seed
+        np.random.set_state(state["numpy"])
+        random.setstate(state["python"])
+        return cls(rules, _quiet(model))
 
 
 def _quiet(model: Any) -> Any:

@@ -128,6 +128,24 @@ def test_ppo_run_learns_resumes_and_evaluates(tmp_path: Path, capsys, monkeypatc
     assert json.loads(capsys.readouterr().out)["rounds"] == 100_000
 
 
+def test_ppo_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    """The checkpoint keeps the envs mid-stream and every random generator: same curve, same net."""
+    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("torch").set_num_threads(1)
+    whole, halves = tmp_path / "whole", tmp_path / "halves"
+    ppo = ["--algo", "ppo", "--n-envs", "2", "--n-steps", "256", "--batch-size", "256", "--n-epochs", "2"]
+    ppo += ["--eval-every", "1024", "--eval-rounds", "20000", "--no-progress", "--seed", "9", "--reward", "expected"]
+    assert train_main([*ppo, "--steps", "2048", "--out", str(whole)]) == 0
+    assert train_main([*ppo, "--steps", "1024", "--out", str(halves)]) == 0
+    assert train_main(["--out", str(halves), "--resume", "--steps", "2048", "--no-progress"]) == 0
+    assert without_wall_time(metrics(whole)) == without_wall_time(metrics(halves))
+    torch = pytest.importorskip("torch")
+    from agents.ppo import PPOAgent
+
+    a, b = PPOAgent.load(whole).model.policy.state_dict(), PPOAgent.load(halves).model.policy.state_dict()
+    assert all(torch.equal(a[key], b[key]) for key in a)
+
+
 def test_ppo_same_seed_same_run(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
     pytest.importorskip("torch").set_num_threads(1)

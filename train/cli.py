@@ -13,7 +13,8 @@ then a checkpoint is written. Ctrl-C finishes the current chunk or PPO step, wri
 and exits; ``--resume`` continues from it with the same step count and learning state.
 
 Same seed, same run: the tabular learner is reproduced exactly (also across a resume: chunks are
-seeded by their index); PPO is seeded everywhere (torch, envs), reproducible on one core.
+seeded by their index); PPO is seeded everywhere (torch, envs), reproducible on one core, and its
+checkpoint keeps the envs and random generators, so a resumed run equals an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -198,13 +199,16 @@ class PPOTrainer:
             import torch
 
             torch.set_num_threads(args.torch_threads)
-        env = make_vec_env(rules, args.n_envs, args.seed, args.reward)
+
+        def make_env() -> Any:
+            return make_vec_env(rules, args.n_envs, args.seed, args.reward)
+
         if resume:
-            self.agent = PPOAgent.load(out, env=env)
+            self.agent = PPOAgent.resume(out, make_env)
         else:
             self.agent = PPOAgent.build(
                 rules,
-                env,
+                make_env(),
                 seed=args.seed,
                 n_steps=args.n_steps,
                 batch_size=args.batch_size,
@@ -241,6 +245,7 @@ class PPOTrainer:
 
     def save(self, out: Path) -> None:
         self.agent.save(out)
+        self.agent.save_training_state(out)
 
 
 # ---------------------------------------------------------------------------- the run
