@@ -43,6 +43,21 @@ def make_vec_env(rules: Rules, n_envs: int, seed: int, reward: str = "sampled"):
     return sb3_make_vec_env(make, n_envs=n_envs, seed=seed)
 
 
+class LinearDecay:
+    """A learning rate falling linearly from ``initial`` to 0 at the run's ``total`` env steps.
+
+    SB3 hands a schedule the progress of the current ``learn()`` call, 1 - steps / target; a run
+    that learns in slices (between evaluations) sets this per slice with that slice's target, so
+    the rate follows the run's own step count."""
+
+    def __init__(self, initial: float, total: int, target: int) -> None:
+        self.initial, self.total, self.target = initial, total, target
+
+    def __call__(self, progress_remaining: float) -> float:
+        steps = (1.0 - progress_remaining) * self.target
+        return self.initial * max(1.0 - steps / self.total, 0.0)
+
+
 def cell_observations(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Observations of every table cell: (first decision obs, its mask, multi-card obs).
 

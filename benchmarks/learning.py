@@ -3,6 +3,7 @@
     python benchmarks/learning.py --algo tabular --steps 2e9 --eval-every 1e8 --out runs/bench-tabular
     python benchmarks/learning.py --algo ppo --steps 2e6 --eval-every 1e5 --eval-rounds 4e5 --out runs/bench-ppo
     python benchmarks/learning.py --summarize runs/bench-ppo          # a finished blackjack-train run
+    python benchmarks/learning.py --plot curves.png runs/a runs/b     # exact-gap curves of finished runs
 
 Trains with ``blackjack-train`` (any of its flags after ``--``), then plays the final policy
 against basic strategy on the same cards for ``--final-rounds`` rounds, and prints the curve and
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -96,12 +98,49 @@ def print_summary(s: dict) -> None:
     print("largest deviations left:", *s["deviations"], sep="\n  ")
 
 
+def run_label(run: Path) -> str:
+    """What sets a run apart: its learner and the settings that differ from the defaults."""
+    from train.cli import Args
+
+    config = json.loads((run / "config.json").read_text())["args"]
+    defaults = dataclasses.asdict(Args())
+    skip = {"out", "steps", "eval_every", "eval_rounds", "progress", "torch_threads", "seed"}
+    changed = [f"{k}={v}" for k, v in config.items() if k not in skip and v != defaults.get(k)]
+    return " ".join(changed) or run.name
+
+
+def plot_curves(runs: list[Path], out: Path) -> None:
+    """The exact gap to basic strategy against env steps, one line per run, with the targets."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for run in runs:
+        rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader((run / "metrics.csv").open())]
+        steps = [r["step"] / 1e6 for r in rows]
+        ax.plot(steps, [-100 * r["exact_ev_gap"] for r in rows], marker="o", markersize=3, label=run_label(run))
+    for target in TARGETS_PP:
+        ax.axhline(target, color="grey", linestyle=":", linewidth=1)
+    ax.set_yscale("log")
+    ax.set_xlabel("env steps (millions)")
+    ax.set_ylabel("exact EV gap to basic strategy (pp, log)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1 :] if "--" in argv else []
     argv = argv[: argv.index("--")] if "--" in argv else argv
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--summarize", default=None, help="only summarize this finished run")
+    p.add_argument("--plot", default=None, metavar="PNG", help="only plot the curves of the runs given after it")
+    p.add_argument("runs", nargs="*", type=Path, help="finished runs (with --plot)")
     p.add_argument("--algo", choices=("tabular", "ppo"), default="tabular")
     p.add_argument("--steps", default="2e9")
     p.add_argument("--eval-every", default="1e8")
@@ -110,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", default="0")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
+    if args.plot:
+        plot_curves(args.runs, Path(args.plot))
+        return 0
     run = Path(args.summarize or args.out or f"runs/bench-{args.algo}")
     if not args.summarize:
         status = train_main(

@@ -146,6 +146,22 @@ def test_ppo_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     assert all(torch.equal(a[key], b[key]) for key in a)
 
 
+def test_linear_learning_rate_follows_the_runs_steps_across_learn_slices(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("torch").set_num_threads(1)
+    from agents.ppo import LinearDecay, PPOAgent
+
+    schedule = LinearDecay(1e-3, total=1000, target=500)  # a slice ending at step 500
+    assert schedule(1.0) == 1e-3  # progress 1: step 0 of the run
+    assert schedule(0.5) == pytest.approx(0.75e-3)  # step 250
+    assert LinearDecay(1e-3, total=1000, target=1000)(0.0) == 0.0
+    ppo = ["--algo", "ppo", "--n-envs", "2", "--n-steps", "256", "--batch-size", "256", "--n-epochs", "1"]
+    ppo += ["--steps", "2048", "--eval-every", "1024", "--eval-rounds", "10000", "--no-progress"]
+    assert train_main([*ppo, "--lr-schedule", "linear", "--out", str(tmp_path / "run")]) == 0
+    final_lr = PPOAgent.load(tmp_path / "run").model.policy.optimizer.param_groups[0]["lr"]
+    assert final_lr == 0.0  # SB3 updates after each rollout: the last one comes at the run's last step
+
+
 def test_ppo_same_seed_same_run(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
     pytest.importorskip("torch").set_num_threads(1)

@@ -39,6 +39,7 @@ from blackjack_env.strategy import StrategyTable
 from .evaluation import METRIC_COLUMNS, evaluate_table
 
 ALGOS = ("tabular", "ppo")
+LR_SCHEDULES = ("constant", "linear")
 #: Steps a run takes unless told: about a minute of tabular learning (about 0.01 pp from basic
 #: strategy), and the issue's PPO budget.
 DEFAULT_STEPS = {"tabular": 500_000_000, "ppo": 2_000_000}
@@ -75,6 +76,7 @@ class Args:
     batch_size: int = 1024
     n_epochs: int = 10
     learning_rate: float = 3e-4
+    lr_schedule: str = "constant"  # or "linear": down to 0 at --steps
     gamma: float = 1.0
     gae_lambda: float = 1.0
     ent_coef: float = 0.0
@@ -147,6 +149,8 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         args.eval_every = max(args.steps // 20, 1)
     if not 0.0 < args.epsilon < 1.0:
         raise ValueError(f"--epsilon must be in (0, 1), got {args.epsilon}")
+    if args.lr_schedule not in LR_SCHEDULES:
+        raise ValueError(f"--lr-schedule must be one of {', '.join(LR_SCHEDULES)}, got {args.lr_schedule!r}")
     if args.reward not in REWARD_MODES:
         raise ValueError(f"--reward must be one of {', '.join(REWARD_MODES)}, got {args.reward!r}")
     return args
@@ -195,6 +199,7 @@ class PPOTrainer:
 
         from agents.ppo import PPOAgent, make_vec_env
 
+        self.args = args
         if args.torch_threads > 0:
             import torch
 
@@ -235,6 +240,10 @@ class PPOTrainer:
                 return not stop()
 
         if self.steps < target and not stop():
+            if self.args.lr_schedule == "linear":
+                from agents.ppo import LinearDecay
+
+                self.agent.model.lr_schedule = LinearDecay(self.args.learning_rate, self.args.steps, target)
             self.agent.model.learn(target - self.steps, callback=Tick(), reset_num_timesteps=False)
 
     def train_scalars(self) -> dict[str, float]:
