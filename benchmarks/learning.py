@@ -104,9 +104,11 @@ def run_label(run: Path) -> str:
 
     config = json.loads((run / "config.json").read_text())["args"]
     defaults = dataclasses.asdict(Args())
-    skip = {"out", "steps", "eval_every", "eval_rounds", "progress", "torch_threads", "seed"}
+    skip = {"algo", "out", "steps", "eval_every", "eval_rounds", "progress", "torch_threads", "seed"}
     changed = [f"{k}={v}" for k, v in config.items() if k not in skip and v != defaults.get(k)]
-    return " ".join(changed) or run.name
+    if config["algo"] == "tabular":
+        changed = [c for c in changed if not c.startswith("chunk_steps")]
+    return " ".join([config["algo"], *changed])
 
 
 def plot_curves(runs: list[Path], out: Path) -> None:
