@@ -297,8 +297,8 @@ def _draw_stacked(st, shoe):
 
 
 @njit(cache=True, _nrt=False)
-def draw(st, shoe):
-    """Deal the next card: a stacked one if any are left, else a random one from the shoe."""
+def _draw_special(st, shoe):
+    """``draw`` when a stacked card is due, the deck is infinite, the shoe is out or replayed."""
     if st[S_STACK_POS] < st[S_STACK_LEN]:
         return _draw_stacked(st, shoe)
     if st[S_RULES + R_DECKS] == 0:  # infinite deck
@@ -311,6 +311,19 @@ def draw(st, shoe):
         pos = st[S_SHOE_POS]
     if pos < st[S_FIXED_END]:  # a paired replay: this card is already in place
         return _take(st, shoe, pos)
+    return _take(st, shoe, pos + uniform_int(st, S_RNG, n - pos))
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def draw(st, shoe):
+    """Deal the next card: a stacked one if any are left, else a random one from the shoe.
+
+    Inlined by LLVM (``forceinline``): the common case, a random card from a finite shoe, is
+    a handful of instructions next to a call that passes two arrays as fourteen words."""
+    pos = st[S_SHOE_POS]
+    n = st[S_SHOE_LEN]
+    if st[S_STACK_POS] < st[S_STACK_LEN] or st[S_RULES + R_DECKS] == 0 or pos >= n or pos < st[S_FIXED_END]:
+        return _draw_special(st, shoe)
     return _take(st, shoe, pos + uniform_int(st, S_RNG, n - pos))
 
 
@@ -459,11 +472,14 @@ def start_round(st, hands, shoe, res):
     st[S_PEEK_PENDING] = 0
     hands[0, H_BET] = 1
     hands[0, H_STATUS] = HS_PLAY
-    add_card(hands, 0, draw(st, shoe))
-    dealer_add(st, draw(st, shoe))
-    add_card(hands, 0, draw(st, shoe))
-    if st[S_RULES + R_PEEK] != 0:
-        dealer_add(st, draw(st, shoe))
+    n_cards = 4 if st[S_RULES + R_PEEK] != 0 else 3  # no peek: the hole card comes at the end
+    for k in range(n_cards):  # one call site of the inlined draw
+        code = draw(st, shoe)
+        if k % 2 == 0:
+            add_card(hands, 0, code)
+        else:
+            dealer_add(st, code)
+    if n_cards == 4:
         st[S_HOLE_HIDDEN] = 1
     natural = hand_total(hands, 0) == 21
     st[S_NATURAL] = natural
@@ -491,11 +507,10 @@ def _after_insurance(st):
     st[S_PHASE] = P_SETTLE if natural else P_PLAY
 
 
-@njit(cache=True, _nrt=False)
-def _play_from(st, hands, shoe, rv, res, h):
-    """Move play to hand h (dealing a split hand its second card); settle when hands run out.
-
-    Returns True when the round is over."""
+@njit(cache=True, _nrt=False, forceinline=True)
+def _play_from(st, hands, shoe, h):
+    """Move play to hand h (dealing a split hand its second card); returns True when no hand
+    is left to play (the round is then settled by ``finish_round``)."""
     while h < st[S_NUM_HANDS]:
         st[S_CUR] = h
         if hands[h, H_N] == 1:
@@ -507,7 +522,6 @@ def _play_from(st, hands, shoe, rv, res, h):
         if hands[h, H_STATUS] == HS_PLAY:
             hands[h, H_STATUS] = HS_STOOD
         h += 1
-    finish_round(st, hands, shoe, rv, res)
     return True
 
 
@@ -533,58 +547,57 @@ def _split(st, hands, h):
     st[S_NUM_HANDS] = new + 1
 
 
-@njit(cache=True, _nrt=False)
-def step_round(st, hands, shoe, rv, res, action):
-    """Apply one legal action; returns the round's net result once it is over, else 0."""
-    phase = st[S_PHASE]
-    if phase == P_INSURANCE:
-        if action == INSURANCE:
-            if st[S_NATURAL] and st[S_RULES + R_EVEN_MONEY] != 0:
-                st[S_INS] = INS_EVEN_MONEY
-                finish_round(st, hands, shoe, rv, res)
-                return res[RES_TOTAL]
-            st[S_INS] = INS_TAKEN
-        else:
-            st[S_INS] = INS_DECLINED
-        _after_insurance(st)
-        return 0.0
-    if phase == P_SETTLE:
-        finish_round(st, hands, shoe, rv, res)
-        return res[RES_TOTAL]
+@njit(cache=True, _nrt=False, forceinline=True)
+def _play_action(st, hands, shoe, action):
+    """Apply a playing action to the current hand; returns True when the round is over."""
     h = st[S_CUR]
-    if st[S_PEEK_PENDING]:
-        st[S_PEEK_PENDING] = 0
-        if action != SURRENDER and dealer_blackjack(st):
-            finish_round(st, hands, shoe, rv, res)  # the dealer checks: the action never happens
-            return res[RES_TOTAL]
-    over = False
+    if action == SPLIT:
+        _split(st, hands, h)
+        return _play_from(st, hands, shoe, h)
     if action == STAND:
         hands[h, H_STATUS] = HS_STOOD
-        over = _play_from(st, hands, shoe, rv, res, h + 1)
-    elif action == HIT:
+    elif action in (HIT, DOUBLE):  # one call site of the inlined draw
+        if action == DOUBLE:
+            hands[h, H_BET] *= 2
+            hands[h, H_DOUBLED] = 1
         add_card(hands, h, draw(st, shoe))
         total = hand_total(hands, h)
         if total > 21:
             hands[h, H_STATUS] = HS_BUST
-            over = _play_from(st, hands, shoe, rv, res, h + 1)
-        elif total == 21:
+        elif total == 21 or action == DOUBLE:
             hands[h, H_STATUS] = HS_STOOD
-            over = _play_from(st, hands, shoe, rv, res, h + 1)
-    elif action == DOUBLE:
-        hands[h, H_BET] *= 2
-        hands[h, H_DOUBLED] = 1
-        add_card(hands, h, draw(st, shoe))
-        hands[h, H_STATUS] = HS_BUST if hand_total(hands, h) > 21 else HS_STOOD
-        over = _play_from(st, hands, shoe, rv, res, h + 1)
+        else:
+            return False
     elif action == SURRENDER:
         hands[h, H_STATUS] = HS_SURRENDERED
-        over = _play_from(st, hands, shoe, rv, res, h + 1)
-    elif action == SPLIT:
-        _split(st, hands, h)
-        over = _play_from(st, hands, shoe, rv, res, h)
-    if over:
-        return res[RES_TOTAL]
-    return 0.0
+    else:
+        return False
+    return _play_from(st, hands, shoe, h + 1)
+
+
+@njit(cache=True, _nrt=False)
+def step_round(st, hands, shoe, rv, res, action):
+    """Apply one legal action; returns the round's net result once it is over, else 0.
+
+    Every path that ends the round meets at one ``finish_round`` (inlined once)."""
+    phase = st[S_PHASE]
+    if phase == P_INSURANCE:
+        if action == INSURANCE and st[S_NATURAL] and st[S_RULES + R_EVEN_MONEY] != 0:
+            st[S_INS] = INS_EVEN_MONEY
+        else:
+            st[S_INS] = INS_TAKEN if action == INSURANCE else INS_DECLINED
+            _after_insurance(st)
+            return 0.0
+    elif phase != P_SETTLE:
+        peek_blackjack = False
+        if st[S_PEEK_PENDING]:
+            st[S_PEEK_PENDING] = 0
+            # the dealer checks: on a blackjack the action never happens
+            peek_blackjack = action != SURRENDER and dealer_blackjack(st)
+        if not peek_blackjack and not _play_action(st, hands, shoe, action):
+            return 0.0
+    finish_round(st, hands, shoe, rv, res)
+    return res[RES_TOTAL]
 
 
 @njit(cache=True, _nrt=False)
@@ -597,7 +610,7 @@ def _dealer_stands(st):
     return not (st[S_RULES + R_H17] != 0 and is_soft(st[S_DEALER_HARD], st[S_DEALER_ACES]))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def finish_round(st, hands, shoe, rv, res):
     """Play the dealer's hand as far as the table needs it, then settle every bet."""
     n_hands = st[S_NUM_HANDS]
@@ -620,13 +633,16 @@ def finish_round(st, hands, shoe, rv, res):
         st[S_PHASE] = P_OVER
         return
     needs_card = live or natural or ins == INS_TAKEN or (surrendered and late_no_peek)
-    if st[S_DEALER_N] == 1 and needs_card:
-        dealer_add(st, draw(st, shoe))  # no hole card: the second card comes now
+    hole = st[S_DEALER_N] == 1 and needs_card  # no hole card: the second card comes now
     st[S_HOLE_HIDDEN] = 0
-    dealer_bj = dealer_blackjack(st)
-    if live and not dealer_bj:
-        while not _dealer_stands(st):
-            dealer_add(st, draw(st, shoe))
+    dealer_bj = False
+    while True:  # one call site of the inlined draw: the missing hole card, then hits
+        if not hole:
+            dealer_bj = dealer_blackjack(st)
+            if not live or dealer_bj or _dealer_stands(st):
+                break
+        dealer_add(st, draw(st, shoe))
+        hole = False
     dealer_total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
     total = 0.0
     for h in range(n_hands):
