@@ -263,10 +263,14 @@ def _reshuffle_discards(st, shoe):
         k += 1
     st[S_SHOE_POS] = k
     st[S_ROUND_START] = 0
-    for code in range(1, 14):
-        for _ in range(st[S_COUNTS + code]):
-            shoe[k] = code
-            k += 1
+    code = 0
+    left = 0
+    for i in range(k, st[S_SHOE_LEN]):  # one plain loop: inlined copies stay small
+        while left == 0:
+            code += 1
+            left = st[S_COUNTS + code]
+        shoe[i] = code
+        left -= 1
     st[S_SHUFFLES] += 1
     st[S_MID_SHUFFLE] = 1
 
