@@ -331,8 +331,8 @@ def draw(st, shoe):
     Inlined by LLVM (``forceinline``): the common case, a random card from a finite shoe, is
     a handful of instructions next to a call that passes two arrays as fourteen words."""
     pos = st[S_SHOE_POS]
-    n = st[S_SHOE_LEN]
-    if st[S_STACK_POS] < st[S_STACK_LEN] or st[S_RULES + R_DECKS] == 0 or pos >= n or pos < st[S_FIXED_END]:
+    n = st[S_SHOE_LEN]  # 0 for an infinite deck (its shoe is empty): pos >= n sends it aside too
+    if pos >= n or pos < st[S_FIXED_END] or st[S_STACK_POS] < st[S_STACK_LEN]:
         return _draw_special(st, shoe)
     return _take(st, shoe, pos + uniform_int(st, S_RNG, n - pos))
 
