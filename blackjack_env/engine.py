@@ -457,7 +457,7 @@ def legal_mask(st, hands, mask):
 
 
 # ============================================================================= round flow
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def start_round(st, hands, shoe, res):
     """Deal a new round (player, up card, player, hole card) and open its first decision."""
     if st[S_RULES + R_DECKS] != 0:
@@ -585,7 +585,7 @@ def _play_action(st, hands, shoe, action):
     return _play_from(st, hands, shoe, h + 1)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def step_round(st, hands, shoe, rv, res, action):
     """Apply one legal action; returns the round's net result once it is over, else 0.
 
