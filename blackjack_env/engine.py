@@ -36,12 +36,14 @@ from .rules import MAX_HANDS
 # counting (``_nrt=False``): the atomic increments it adds at every call were half the
 # simulator's time. The few functions on every card's path are inlined by numba itself
 # (``inline="always"``, 10% faster); inlining more that way grew compile times more than it saved.
-# The round's larger pieces (``draw``, ``_play_from``, ``_play_action``, ``finish_round``) are
-# instead inlined by LLVM (``forceinline``), each from a single call site so the code is not
-# copied: a call passes every array as seven or more words and forces the state back to
-# memory, and inlining them (and the simulator's per-round helpers) doubled its speed at no
-# cost in compile time. Code reached from them keeps loops simple (no vectorisable fills),
-# since LLVM inlines even the rare paths and vectorised copies made compile times explode.
+# The round's larger pieces (``draw``, ``_play_from``, ``_play_action``, ``finish_round``, and
+# ``start_round`` / ``step_round`` into their callers) are instead inlined by LLVM
+# (``forceinline``), each from a single call site so the code is not copied: a call passes
+# every array as seven or more words and forces the state back to memory, and inlining them
+# (and the simulator's per-round helpers) doubled its speed at no cost in compile time. LLVM's
+# own heuristics do not suffice: callees loaded from numba's cache were left as calls. Code
+# reached from them keeps loops simple (no vectorisable fills), since LLVM inlines even the
+# rare paths and vectorised copies made compile times explode.
 
 # ----------------------------------------------------------------------------- actions
 STAND, HIT, DOUBLE, SPLIT, SURRENDER, INSURANCE, NO_INSURANCE = range(7)
