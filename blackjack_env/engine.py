@@ -35,7 +35,15 @@ from .rules import MAX_HANDS
 # The game functions neither allocate nor keep arrays, so they run without numba's reference
 # counting (``_nrt=False``): the atomic increments it adds at every call were half the
 # simulator's time. The few functions on every card's path are inlined by numba itself
-# (``inline="always"``, 10% faster); inlining more grew compile times more than it saved.
+# (``inline="always"``, 10% faster); inlining more that way grew compile times more than it saved.
+# The round's larger pieces (``draw``, ``_play_from``, ``_play_action``, ``finish_round``, and
+# ``start_round`` / ``step_round`` into their callers) are instead inlined by LLVM
+# (``forceinline``), each from a single call site so the code is not copied: a call passes
+# every array as seven or more words and forces the state back to memory, and inlining them
+# (and the simulator's per-round helpers) doubled its speed at no cost in compile time. LLVM's
+# own heuristics do not suffice: callees loaded from numba's cache were left as calls. Code
+# reached from them keeps loops simple (no vectorisable fills), since LLVM inlines even the
+# rare paths and vectorised copies made compile times explode.
 
 # ----------------------------------------------------------------------------- actions
 STAND, HIT, DOUBLE, SPLIT, SURRENDER, INSURANCE, NO_INSURANCE = range(7)
@@ -279,10 +287,14 @@ def _reshuffle_discards(st, shoe):
         k += 1
     st[S_SHOE_POS] = k
     st[S_ROUND_START] = 0
-    for code in range(1, 14):
-        for _ in range(st[S_COUNTS + code]):
-            shoe[k] = code
-            k += 1
+    code = 0
+    left = 0
+    for i in range(k, st[S_SHOE_LEN]):  # one plain loop: inlined copies stay small
+        while left == 0:
+            code += 1
+            left = st[S_COUNTS + code]
+        shoe[i] = code
+        left -= 1
     st[S_SHUFFLES] += 1
     st[S_MID_SHUFFLE] = 1
 
@@ -313,8 +325,8 @@ def _draw_stacked(st, shoe):
 
 
 @njit(cache=True, _nrt=False)
-def draw(st, shoe):
-    """Deal the next card: a stacked one if any are left, else a random one from the shoe."""
+def _draw_special(st, shoe):
+    """``draw`` when a stacked card is due, the deck is infinite, the shoe is out or replayed."""
     if st[S_STACK_POS] < st[S_STACK_LEN]:
         return _draw_stacked(st, shoe)
     if st[S_RULES + R_DECKS] == 0:  # infinite deck
@@ -327,6 +339,19 @@ def draw(st, shoe):
         pos = st[S_SHOE_POS]
     if pos < st[S_FIXED_END]:  # a paired replay: this card is already in place
         return _take(st, shoe, pos)
+    return _take(st, shoe, pos + uniform_int(st, S_RNG, n - pos))
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def draw(st, shoe):
+    """Deal the next card: a stacked one if any are left, else a random one from the shoe.
+
+    Inlined by LLVM (``forceinline``): the common case, a random card from a finite shoe, is
+    a handful of instructions next to a call that passes two arrays as fourteen words."""
+    pos = st[S_SHOE_POS]
+    n = st[S_SHOE_LEN]  # 0 for an infinite deck (its shoe is empty): pos >= n sends it aside too
+    if pos >= n or pos < st[S_FIXED_END] or st[S_STACK_POS] < st[S_STACK_LEN]:
+        return _draw_special(st, shoe)
     return _take(st, shoe, pos + uniform_int(st, S_RNG, n - pos))
 
 
@@ -450,7 +475,7 @@ def legal_mask(st, hands, mask):
 
 
 # ============================================================================= round flow
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def start_round(st, hands, shoe, res):
     """Deal a new round (player, up card, player, hole card) and open its first decision."""
     if st[S_RULES + R_DECKS] != 0:
@@ -476,11 +501,14 @@ def start_round(st, hands, shoe, res):
     st[S_PEEKED] = 0
     hands[0, H_BET] = 1
     hands[0, H_STATUS] = HS_PLAY
-    add_card(hands, 0, draw(st, shoe))
-    dealer_add(st, draw(st, shoe))
-    add_card(hands, 0, draw(st, shoe))
-    if st[S_RULES + R_PEEK] != 0:
-        dealer_add(st, draw(st, shoe))
+    n_cards = 4 if st[S_RULES + R_PEEK] != 0 else 3  # no peek: the hole card comes at the end
+    for k in range(n_cards):  # one call site of the inlined draw
+        code = draw(st, shoe)
+        if k % 2 == 0:
+            add_card(hands, 0, code)
+        else:
+            dealer_add(st, code)
+    if n_cards == 4:
         st[S_HOLE_HIDDEN] = 1
     natural = hand_total(hands, 0) == 21
     st[S_NATURAL] = natural
@@ -509,11 +537,10 @@ def _after_insurance(st):
     st[S_PHASE] = P_SETTLE if natural else P_PLAY
 
 
-@njit(cache=True, _nrt=False)
-def _play_from(st, hands, shoe, rv, res, h):
-    """Move play to hand h (dealing a split hand its second card); settle when hands run out.
-
-    Returns True when the round is over."""
+@njit(cache=True, _nrt=False, forceinline=True)
+def _play_from(st, hands, shoe, h):
+    """Move play to hand h (dealing a split hand its second card); returns True when no hand
+    is left to play (the round is then settled by ``finish_round``)."""
     while h < st[S_NUM_HANDS]:
         st[S_CUR] = h
         if hands[h, H_N] == 1:
@@ -525,7 +552,6 @@ def _play_from(st, hands, shoe, rv, res, h):
         if hands[h, H_STATUS] == HS_PLAY:
             hands[h, H_STATUS] = HS_STOOD
         h += 1
-    finish_round(st, hands, shoe, rv, res)
     return True
 
 
@@ -551,60 +577,58 @@ def _split(st, hands, h):
     st[S_NUM_HANDS] = new + 1
 
 
-@njit(cache=True, _nrt=False)
-def step_round(st, hands, shoe, rv, res, action):
-    """Apply one legal action; returns the round's net result once it is over, else 0."""
-    phase = st[S_PHASE]
-    if phase == P_INSURANCE:
-        if action == INSURANCE:
-            if st[S_NATURAL] and st[S_RULES + R_EVEN_MONEY] != 0:
-                st[S_INS] = INS_EVEN_MONEY
-                finish_round(st, hands, shoe, rv, res)
-                return res[RES_REWARD]
-            st[S_INS] = INS_TAKEN
-        else:
-            st[S_INS] = INS_DECLINED
-        _after_insurance(st)
-        return 0.0
-    if phase == P_SETTLE:
-        finish_round(st, hands, shoe, rv, res)
-        return res[RES_REWARD]
+@njit(cache=True, _nrt=False, forceinline=True)
+def _play_action(st, hands, shoe, action):
+    """Apply a playing action to the current hand; returns True when the round is over."""
     h = st[S_CUR]
-    if st[S_PEEK_PENDING]:
-        st[S_PEEK_PENDING] = 0
-        if action != SURRENDER:
-            st[S_PEEKED] = 1
-        if action != SURRENDER and dealer_blackjack(st):
-            finish_round(st, hands, shoe, rv, res)  # the dealer checks: the action never happens
-            return res[RES_REWARD]
-    over = False
+    if action == SPLIT:
+        _split(st, hands, h)
+        return _play_from(st, hands, shoe, h)
     if action == STAND:
         hands[h, H_STATUS] = HS_STOOD
-        over = _play_from(st, hands, shoe, rv, res, h + 1)
-    elif action == HIT:
+    elif action in (HIT, DOUBLE):  # one call site of the inlined draw
+        if action == DOUBLE:
+            hands[h, H_BET] *= 2
+            hands[h, H_DOUBLED] = 1
         add_card(hands, h, draw(st, shoe))
         total = hand_total(hands, h)
         if total > 21:
             hands[h, H_STATUS] = HS_BUST
-            over = _play_from(st, hands, shoe, rv, res, h + 1)
-        elif total == 21:
+        elif total == 21 or action == DOUBLE:
             hands[h, H_STATUS] = HS_STOOD
-            over = _play_from(st, hands, shoe, rv, res, h + 1)
-    elif action == DOUBLE:
-        hands[h, H_BET] *= 2
-        hands[h, H_DOUBLED] = 1
-        add_card(hands, h, draw(st, shoe))
-        hands[h, H_STATUS] = HS_BUST if hand_total(hands, h) > 21 else HS_STOOD
-        over = _play_from(st, hands, shoe, rv, res, h + 1)
+        else:
+            return False
     elif action == SURRENDER:
         hands[h, H_STATUS] = HS_SURRENDERED
-        over = _play_from(st, hands, shoe, rv, res, h + 1)
-    elif action == SPLIT:
-        _split(st, hands, h)
-        over = _play_from(st, hands, shoe, rv, res, h)
-    if over:
-        return res[RES_REWARD]
-    return 0.0
+    else:
+        return False
+    return _play_from(st, hands, shoe, h + 1)
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def step_round(st, hands, shoe, rv, res, action):
+    """Apply one legal action; returns the round's reward once it is over, else 0.
+
+    Every path that ends the round meets at one ``finish_round`` (inlined once)."""
+    phase = st[S_PHASE]
+    if phase == P_INSURANCE:
+        if action == INSURANCE and st[S_NATURAL] and st[S_RULES + R_EVEN_MONEY] != 0:
+            st[S_INS] = INS_EVEN_MONEY
+        else:
+            st[S_INS] = INS_TAKEN if action == INSURANCE else INS_DECLINED
+            _after_insurance(st)
+            return 0.0
+    elif phase != P_SETTLE:
+        peek_blackjack = False
+        if st[S_PEEK_PENDING]:
+            st[S_PEEK_PENDING] = 0
+            if action != SURRENDER:  # the dealer checks: on a blackjack the action never happens
+                st[S_PEEKED] = 1
+                peek_blackjack = dealer_blackjack(st)
+        if not peek_blackjack and not _play_action(st, hands, shoe, action):
+            return 0.0
+    finish_round(st, hands, shoe, rv, res)
+    return res[RES_REWARD]
 
 
 @njit(cache=True, _nrt=False)
@@ -618,7 +642,7 @@ def dealer_stands_on(st, hard, aces):
     return not (st[S_RULES + R_H17] != 0 and is_soft(hard, aces))
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def settle(st, hands, rv, res, dealer_total, dealer_bj):
     """Every bet's result against one dealer outcome, into res; returns the round's net result.
 
@@ -661,7 +685,7 @@ def settle(st, hands, rv, res, dealer_total, dealer_bj):
     return total
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def finish_round(st, hands, shoe, rv, res):
     """Play the dealer's hand as far as the table needs it, then settle every bet."""
     n_hands = st[S_NUM_HANDS]
@@ -689,13 +713,16 @@ def finish_round(st, hands, shoe, rv, res):
     needs_card = live or natural or ins == INS_TAKEN or (surrendered and late_no_peek)
     expected = st[S_REWARD_MODE] == REWARD_EXPECTED and _dealer_unknown(st, needs_card)
     reward = _expected_result(st, hands, rv, res) if expected else 0.0
-    if st[S_DEALER_N] == 1 and needs_card:
-        dealer_add(st, draw(st, shoe))  # no hole card: the second card comes now
+    hole = st[S_DEALER_N] == 1 and needs_card  # no hole card: the second card comes now
     st[S_HOLE_HIDDEN] = 0
-    dealer_bj = dealer_blackjack(st)
-    if live and not dealer_bj:
-        while not dealer_stands_on(st, st[S_DEALER_HARD], st[S_DEALER_ACES]):
-            dealer_add(st, draw(st, shoe))
+    dealer_bj = False
+    while True:  # one call site of the inlined draw: the missing hole card, then hits
+        if not hole:
+            dealer_bj = dealer_blackjack(st)
+            if not live or dealer_bj or dealer_stands_on(st, st[S_DEALER_HARD], st[S_DEALER_ACES]):
+                break
+        dealer_add(st, draw(st, shoe))
+        hole = False
     dealer_total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
     res[RES_TOTAL] = settle(st, hands, rv, res, dealer_total, dealer_bj)
     res[RES_REWARD] = reward if expected else res[RES_TOTAL]

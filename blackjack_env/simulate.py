@@ -60,7 +60,7 @@ def out_size(n_policies: int) -> int:
     return OUT_STATS + n_policies * N_STATS + (n_policies - 1) * N_DIFF
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def _choose(kind, actions, insurance, st, hands, mask, prng):
     if kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands)
@@ -77,7 +77,7 @@ def _choose(kind, actions, insurance, st, hands, mask, prng):
     return E.STAND
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def play_round(st, hands, shoe, rv, res, mask, kind, actions, insurance, prng):
     """Deal and play one round with a table or random policy; returns its net result."""
     E.start_round(st, hands, shoe, res)
@@ -88,7 +88,7 @@ def play_round(st, hands, shoe, rv, res, mask, kind, actions, insurance, prng):
     return reward
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def _record(out, base, st, hands, reward):
     out[base + ST_SUM] += reward
     out[base + ST_SUMSQ] += reward * reward

@@ -216,7 +216,7 @@ def table_action(actions, insurance, obs, mask):
     return E.STAND
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=True)
 def table_decision(actions, insurance, st, hands):
     """The same choice as ``table_action`` read straight from the engine state (the simulator's
     hot path: it checks only the legality of the actions it considers)."""
