@@ -489,7 +489,8 @@ def start_round(st, hands, shoe, res):
     for h in range(max(st[S_NUM_HANDS], 1)):
         for field in range(H_CARDS):  # a hand's cards are read only up to its count
             hands[h, field] = 0
-    res[:] = 0.0
+    for i in range(RES_REWARD + 1):  # the results; the scratch slots after them need no clearing
+        res[i] = 0.0
     st[S_NUM_HANDS] = 1
     st[S_CUR] = 0
     st[S_INS] = INS_NONE
