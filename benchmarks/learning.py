@@ -104,11 +104,11 @@ def run_label(run: Path) -> str:
 
     config = json.loads((run / "config.json").read_text())["args"]
     defaults = dataclasses.asdict(Args())
-    skip = {"algo", "out", "steps", "eval_every", "eval_rounds", "progress", "torch_threads", "seed"}
-    changed = [f"{k}={v}" for k, v in config.items() if k not in skip and v != defaults.get(k)]
-    if config["algo"] == "tabular":
-        changed = [c for c in changed if not c.startswith("chunk_steps")]
-    return " ".join([config["algo"], *changed])
+    always = ["reward"] + (["ent_coef", "lr_schedule"] if config["algo"] == "ppo" else [])
+    skip = {"algo", "out", "steps", "eval_every", "eval_rounds", "progress", "torch_threads", "seed", "chunk_steps"}
+    changed = [k for k, v in config.items() if k not in skip and k not in always and v != defaults.get(k)]
+    shown = [f"{k}={config.get(k, 'sampled' if k == 'reward' else defaults[k])}" for k in always + changed]
+    return " ".join([config["algo"], *shown])
 
 
 def plot_curves(runs: list[Path], out: Path) -> None:
