@@ -76,8 +76,8 @@ class Args:
     n_steps: int = 512
     batch_size: int = 1024
     n_epochs: int = 10
-    learning_rate: float = 3e-4
-    lr_schedule: str = "constant"  # or "linear": down to 0 at --steps
+    learning_rate: float = 1e-3
+    lr_schedule: str = "linear"  # down to 0 at --steps (a resume with more steps stretches it), or "constant"
     gamma: float = 1.0
     gae_lambda: float = 1.0
     ent_coef: float = 0.01  # keeps rarely right actions (surrender, double) explored: 0 plateaus at 0.4 pp
