@@ -108,7 +108,7 @@ def run_label(run: Path) -> str:
     skip = {"algo", "out", "steps", "eval_every", "eval_rounds", "progress", "torch_threads", "seed", "chunk_steps"}
     changed = [k for k, v in config.items() if k not in skip and k not in always and v != defaults.get(k)]
     shown = [f"{k}={config.get(k, 'sampled' if k == 'reward' else defaults[k])}" for k in always + changed]
-    return " ".join([config["algo"], *shown])
+    return " ".join([config["algo"], *shown, f"seed {config['seed']}"])
 
 
 def plot_curves(runs: list[Path], out: Path) -> None:
