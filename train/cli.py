@@ -73,9 +73,9 @@ class Args:
     chunk_steps: int = 1 << 18
     # MaskablePPO (measured in README "Learning benchmarks": gamma 1, a 256x256 net, entropy bonus)
     n_envs: int = 8
-    # rollouts of 8 x 2000 = 16,000 steps: 4x the 4,096 of before took seeds 0-5 from 0.12-0.52 pp (old, seeds 0-1) to
-    # 0.05-0.14 pp at 2M steps (each update averages more hands of the rare close cells); 2e6 is a
-    # whole number of rollouts, so a default run ends at exactly 2M steps
+    # rollouts of 8 x 2000 = 16,000 steps, 4x the old 4,096: each update sees more hands of the rare
+    # close cells (README: 0.05-0.14 pp at 2M steps over six seeds, where 4,096 left 0.12 and 0.52 pp
+    # on two); 2e6 is a whole number of rollouts, so a default run ends at exactly 2M steps
     n_steps: int = 2000
     batch_size: int = 4000
     n_epochs: int = 10
