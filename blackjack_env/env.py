@@ -278,6 +278,8 @@ class BlackjackEnv(gym.Env):
         return self._mask.copy()
 
     def render(self) -> str | None:
+        if not self._seeded:
+            raise RuntimeError("no round has been dealt: call reset() before render()")
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None

@@ -54,11 +54,35 @@ def _step_tables(st, hands, shoe, rv, res, obs, mask, count_mode, actions, rewar
     return -1
 
 
+class LegalActionBatch(spaces.MultiDiscrete):
+    """The batched ``Discrete(7)`` whose plain ``sample()`` draws a legal action at every table.
+
+    As in the single env (:class:`blackjack_env.env.LegalActions`), a sample with no mask draws
+    uniformly among the actions legal now, per table; a table whose round just ended (its next
+    step is the autoreset, which ignores the action) gets STAND. An explicit ``mask`` or
+    ``probability`` behaves exactly as in ``MultiDiscrete``.
+    """
+
+    def __init__(self, live_mask: np.ndarray, seed: int | None = None) -> None:
+        super().__init__(np.full(live_mask.shape[0], E.N_ACTIONS, np.int64), seed=seed)
+        self._live_mask = live_mask
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        if mask is not None or probability is not None:
+            return super().sample(mask=mask, probability=probability)
+        # a uniform key per legal action, -1 for illegal ones: the largest is a uniform legal choice
+        keys = np.where(self._live_mask, self.np_random.random(self._live_mask.shape), -1.0)
+        actions = keys.argmax(axis=1).astype(self.dtype)
+        actions[~self._live_mask.any(axis=1)] = E.STAND
+        return actions
+
+
 class BlackjackVectorEnv(VectorEnv):
     """N blackjack tables stepped together; see :class:`blackjack_env.BlackjackEnv` for the game.
 
     ``action_masks()`` returns bool[N, 7]; ``info["action_mask"]`` holds the same after every
-    reset and step. Rewards are float64[N], terminations bool[N] (never truncated).
+    reset and step. ``action_space.sample()`` draws a legal action at every table. Rewards are
+    float64[N], terminations bool[N] (never truncated).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -84,7 +108,6 @@ class BlackjackVectorEnv(VectorEnv):
         self._count_mode = COUNT_MODES[count_obs]
         self.single_action_space = spaces.Discrete(E.N_ACTIONS)
         self.single_observation_space = spaces.MultiDiscrete(observation_nvec(self.rules, count_obs))
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         n = self.num_envs
         self._rv = self.rules.to_array()
@@ -97,6 +120,7 @@ class BlackjackVectorEnv(VectorEnv):
         self._res = np.zeros((n, E.RES_SIZE), np.float64)
         self._obs = np.zeros((n, len(self.single_observation_space.nvec)), np.int64)
         self._mask = np.zeros((n, E.N_ACTIONS), np.bool_)
+        self.action_space = LegalActionBatch(self._mask)
         self._rewards = np.zeros(n, np.float64)
         self._terminated = np.zeros(n, np.bool_)
         self._autoreset = np.zeros(n, np.bool_)

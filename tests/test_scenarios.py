@@ -894,7 +894,25 @@ def test_gymnasium_make(rules: Any) -> None:
     assert env.observation_space.contains(obs)
     assert info["action_mask"].shape == (7,) and info["action_mask"].dtype == np.bool_
     assert np.array_equal(env.unwrapped.action_masks(), info["action_mask"])
+    assert np.array_equal(env.action_masks(), info["action_mask"])  # make returns the env itself
     env.close()
+
+
+def test_gymnasium_make_returns_the_env_which_enforces_its_own_order() -> None:
+    env = gym.make(blackjack_env.ENV_ID, render_mode="ansi")
+    assert type(env) is BlackjackEnv
+    assert env.spec is not None and env.spec.id == blackjack_env.ENV_ID
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(Action.STAND)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.render()
+    env.reset(seed=0)
+    while True:
+        *_, done, _, _ = env.step(env.action_space.sample())
+        if done:
+            break
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(Action.STAND)
 
 
 def test_gymnasium_make_with_module_prefix() -> None:

@@ -102,3 +102,29 @@ def test_bad_arguments_raise_clear_errors() -> None:
     envs.reset(seed=0)
     with pytest.raises(ValueError, match="shape"):
         envs.step(np.zeros(3, int))
+
+
+def test_action_space_sample_draws_legal_actions_at_every_table() -> None:
+    """envs.action_space.sample() is legal everywhere (the single env's sample() is too), and
+    covers every legal action; a finished table (autoreset next) gets STAND."""
+    envs = make_vec(64, rules="ultimatebet")
+    envs.action_space.seed(3)
+    _, info = envs.reset(seed=5)
+    seen = np.zeros(E.N_ACTIONS, bool)
+    for _ in range(300):
+        actions = envs.action_space.sample()
+        assert actions.shape == (64,)
+        legal = info["action_mask"][np.arange(64), actions]
+        finished = ~info["action_mask"].any(axis=1)
+        assert (legal | finished).all()
+        assert (actions[finished] == E.STAND).all()
+        seen[actions[~finished]] = True
+        _, _, _, _, info = envs.step(actions)  # raises ValueError on an illegal action
+    assert seen.all()
+
+
+def test_action_space_sample_with_an_explicit_mask_is_multidiscrete_sampling() -> None:
+    envs = make_vec(3)
+    envs.reset(seed=0)
+    only_hit = tuple(np.array([0, 1, 0, 0, 0, 0, 0], np.int8) for _ in range(3))
+    assert (envs.action_space.sample(mask=only_hit) == E.HIT).all()
