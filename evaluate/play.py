@@ -6,7 +6,8 @@
 The controls are those of the rule texts: BET an amount, RE-BET the last amount, DEAL, then HIT,
 STAND, DOUBLE, SPLIT, SURRENDER, INSURE (even money with a blackjack) or decline, each a one-letter
 key. Only the actions legal now (and that the bankroll can cover) are offered. The env counts money
-in units of the initial bet; the game multiplies its reward by the bet. With ``--hints`` each
+in units of the initial bet; the game shows every bet, stake and result in chips (units times the
+bet) and settles the bankroll with the env's reward times the bet. With ``--hints`` each
 decision shows basic strategy's choice and the solver's EV of each offered action for the chart
 cell of the hand (total-dependent: the EV of the cell's hands, not of these exact cards).
 
@@ -17,10 +18,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 import gymnasium as gym
 import numpy as np
@@ -66,6 +68,8 @@ ACTION_TEXT = {
 }
 BET_HELP = "b AMOUNT bet, r re-bet, d deal, q quit"
 QUIT_WORDS = ("q", "quit", "exit")
+#: A hand's line in the env's render: what comes before its bet (marker, number, cards, total) is kept.
+HAND_LINE = re.compile(r"^(?P<head>.*\bHand (?P<number>\d+): .*?) bet ")
 
 
 class EndSession(Exception):
@@ -73,11 +77,20 @@ class EndSession(Exception):
 
 
 def money(amount: float, sign: bool = False) -> str:
-    """Chips as people write them: 10, 7.5, 1,250 (with a sign for results)."""
-    text = f"{amount:,.0f}" if abs(amount - round(amount)) < 1e-9 else f"{amount:,.2f}"
+    """Chips as people write them: 10, 12.5, 0.375, 1,250 (with a sign for results); no ``25.0``."""
+    if abs(amount) < 5e-5:
+        amount = 0.0  # no "-0"
+    text = f"{amount:,.4f}".rstrip("0").rstrip(".")
     if sign and amount >= 0:
         text = "+" + text
     return text
+
+
+def outcome(chips: float) -> str:
+    """A settled bet's result in words: ``won 25``, ``lost 12.5`` or ``push``."""
+    if abs(chips) < 5e-5:
+        return "push"
+    return f"won {money(chips)}" if chips > 0 else f"lost {money(-chips)}"
 
 
 def parse_amount(text: str) -> float:
@@ -234,7 +247,7 @@ class Game:
         self.session.rounds += 1
         self.show_table()
         self.say(
-            f"Round {self.session.rounds}: {money(won, sign=True)} ({reward:+g} x bet {money(bet)}); "
+            f"Round {self.session.rounds}: {money(won, sign=True)} on a bet of {money(bet)}; "
             f"bankroll {money(self.session.bankroll)}"
         )
         self.say()
@@ -295,11 +308,49 @@ class Game:
         return ACTION_TEXT[action]
 
     def show_table(self) -> None:
-        """The env's own picture of the table (its action list replaced by the game's keys)."""
-        text = self.env.render()
-        lines = [line for line in str(text).splitlines() if not line.startswith(("Legal:", "Rules:"))]
-        lines.append(f"Your bet {money(self.bet)} (the table shows bets in units of it)")
-        self.say("\n".join(lines))
+        """The env's picture of the table with every bet and result in chips (its action list left out)."""
+        self.say("\n".join(self.table_lines()))
+
+    def table_lines(self) -> list[str]:
+        """The env's render (dealer, cards, totals: the hole card stays hidden) with its unit amounts in chips."""
+        summary = self.env.unwrapped.round_summary()
+        over = self.env.unwrapped.phase == Phase.OVER
+        lines: list[str] = []
+        for line in str(self.env.render()).splitlines():
+            if line.startswith(("Legal:", "Rules:", "Round result:")):
+                continue  # the game's menu and its own Round line replace these
+            hand = HAND_LINE.match(line)
+            if hand:
+                index = int(hand["number"]) - 1
+                line = hand["head"] + " " + self.hand_text(summary, index, over)
+            elif line.startswith("Insurance:"):
+                line = self.insurance_text(summary, over)
+            lines.append(line)
+        return lines
+
+    def hand_text(self, summary: dict[str, Any], index: int, over: bool) -> str:
+        """One hand's stake and status, with its result once the round is over: ``bet 50  stood  won 50``."""
+        hand = summary["hands"][index]
+        text = f"bet {money(hand['bet'] * self.bet)}  {hand['status']}"
+        if over:
+            text += "  " + outcome(hand["result"] * self.bet)
+            if _natural(summary) and hand["result"] > 0:
+                text += " (even money)" if summary["insurance_state"] == "even money" else " (blackjack)"
+        return text
+
+    def insurance_text(self, summary: dict[str, Any], over: bool) -> str:
+        """The insurance line in chips: what it costs, what was staked, what it won or lost."""
+        state = summary["insurance_state"]
+        if state == "offered":
+            if _natural(summary):
+                return f"Insurance: even money offered (takes {money(self.bet)} now)"
+            return f"Insurance: offered (costs {money(0.5 * self.bet)})"
+        if state == "taken":
+            text = f"Insurance: insured for {money(0.5 * self.bet)}"
+            return text + (", " + outcome(summary["insurance"] * self.bet) if over else "")
+        if state == "even money":
+            return f"Insurance: took even money ({money(self.bet)})"
+        return f"Insurance: {state}"
 
     # ------------------------------------------------------------------ hints
     def hint_lines(self, obs: np.ndarray, offered: list[Action]) -> list[str]:
@@ -351,6 +402,12 @@ class Game:
         if self.in_round:
             text += " The unfinished round is not counted."
         return text
+
+
+def _natural(summary: dict[str, Any]) -> bool:
+    """Whether the round is a dealt blackjack: one unsplit hand of two cards totalling 21."""
+    hands = summary["hands"]
+    return len(hands) == 1 and len(hands[0]["cards"]) == 2 and hands[0]["total"] == 21
 
 
 def _isatty(stream: IO[str]) -> bool:

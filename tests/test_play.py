@@ -14,7 +14,7 @@ from blackjack_env import Rules
 from blackjack_env.solver import solve
 from evaluate.play import main, money, parse_amount
 
-ROUND = re.compile(r"Round (\d+): ([+-][\d,.]+) \(([+-][\d.]+) x bet ([\d,.]+)\); bankroll ([\d,.]+)")
+ROUND = re.compile(r"Round (\d+): ([+-][\d,.]+) on a bet of ([\d,.]+); bankroll ([\d,.]+)")
 SUMMARY = re.compile(r"Session over: (\d+) rounds?, net ([+-][\d,.]+), bankroll ([\d,.]+)")
 
 
@@ -25,11 +25,13 @@ def play(*args: str, keys: str = "") -> tuple[int, str]:
     return code, out.getvalue()
 
 
+def chips(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
 def rounds(transcript: str) -> list[tuple[float, float, float]]:
-    """(chips won, reward in units, bankroll after) of every finished round."""
-    return [
-        (float(m[2].replace(",", "")), float(m[3]), float(m[5].replace(",", ""))) for m in ROUND.finditer(transcript)
-    ]
+    """(chips won, bet in chips, bankroll after) of every finished round."""
+    return [(chips(m[2]), chips(m[3]), chips(m[4])) for m in ROUND.finditer(transcript)]
 
 
 def summary(transcript: str) -> tuple[int, float, float]:
@@ -69,7 +71,7 @@ def lines(*typed: str) -> str:
 def test_every_control_settles_with_the_envs_reward_times_the_bet(cards: str, typed: tuple[str, ...], reward: float):
     code, text = play("--cards", cards, "--bankroll", "500", keys=lines("b 10", "d", *typed))
     assert code == 0
-    assert rounds(text) == [(10 * reward, reward, 500 + 10 * reward)]
+    assert rounds(text) == [(10 * reward, 10.0, 500 + 10 * reward)]
     assert summary(text) == (1, 10 * reward, 500 + 10 * reward)
 
 
@@ -80,7 +82,7 @@ def test_word_commands_re_bet_and_a_bare_number_bet() -> None:
     # 20 v 16+... the dealer's 7,9 draws from the seeded shoe; whatever it is, the re-bet is 25
     results = rounds(text)
     assert len(results) == 2
-    assert results[1][0] == -12.5 and results[1][1] == -0.5
+    assert results[1][0] == -12.5 and results[1][1] == 25.0
     assert summary(text)[2] == pytest.approx(1000 + results[0][0] - 12.5)
 
 
@@ -100,6 +102,90 @@ def test_a_split_shows_both_hands_and_the_table() -> None:
     assert "Dealer: 6 ??" in text
     assert "-> Hand 2: 8 9" in text
     assert "Dealer: 6 10 10  (26)" in text
+
+
+# ---------------------------------------------------------------------- money in chips
+def table_lines(transcript: str, start: str) -> list[str]:
+    """The transcript's lines that start with ``start`` (after the hand marker), in order."""
+    return [line for line in transcript.splitlines() if line[3:].startswith(start) or line.startswith(start)]
+
+
+def test_a_hand_shows_the_players_bet_in_chips_not_units() -> None:
+    # 4,J = 14 v 6: stand; the dealer's 6,7 draws a 10 and busts
+    code, text = play("--cards", "4,6,J,7,10", keys=lines("b 25", "d", "s"))
+    assert code == 0
+    assert re.search(r"-> Hand 1: 4 J +14 +bet 25  playing$", text, re.M), text
+    assert re.search(r"   Hand 1: 4 J +14 +bet 25  stood  won 25$", text, re.M), text
+    assert "units" not in text and "bet 1 " not in text and "result" not in text
+    assert "Round 1: +25 on a bet of 25; bankroll 1,025" in text
+    assert "Session over: 1 round, net +25, bankroll 1,025 (started with 1,000)." in text
+
+
+def test_a_double_shows_the_doubled_stake_and_result_in_chips() -> None:
+    # 6,5 = 11 v 10, double draws a 10: 21 against the dealer's 17
+    _, text = play("--cards", "6,10,5,7,10", keys=lines("b 25", "d", "d"))
+    assert table_lines(text, "Hand 1:") == [
+        "-> Hand 1: 6 5              11  bet 25  playing",
+        "   Hand 1: 6 5 10           21  bet 50  stood  won 50",
+    ]
+    assert rounds(text) == [(50.0, 25.0, 1050.0)]
+    assert summary(text) == (1, 50.0, 1050.0)
+
+
+def test_a_split_shows_two_hands_of_the_bet_in_chips() -> None:
+    # 8,8 v 6: split; 8+10 stands, 8+3 doubles to 21 with a 10; the dealer's 6,10 draws a 9 and busts
+    _, text = play("--cards", "8,6,8,10,10,3,10,9", keys=lines("b 25", "d", "p", "s", "d"))
+    assert table_lines(text, "Hand 1:")[:2] == [
+        "-> Hand 1: 8 8              16  bet 25  playing",
+        "-> Hand 1: 8 10             18  bet 25  playing",
+    ]
+    assert "   Hand 2: 8                8   bet 25  waiting" in text
+    assert "-> Hand 2: 8 3              11  bet 25  playing" in text
+    assert "   Hand 1: 8 10             18  bet 25  stood  won 25" in text
+    assert "   Hand 2: 8 3 10           21  bet 50  stood  won 50" in text
+    assert rounds(text) == [(75.0, 25.0, 1075.0)]
+    assert summary(text) == (1, 75.0, 1075.0)
+
+
+def test_a_loss_and_a_surrender_are_lost_chips() -> None:
+    # 10,6 = 16 v 10: stand against the dealer's 17; then surrender the same hand
+    typed = lines("b 25", "d", "s", "r", "d", "r")
+    _, text = play("--cards", "10,10,6,7", "--cards", "10,10,6,7", keys=typed)
+    assert "   Hand 1: 10 6             16  bet 25  stood  lost 25" in text
+    assert "   Hand 1: 10 6             16  bet 25  surrendered  lost 12.5" in text
+    assert rounds(text) == [(-25.0, 25.0, 975.0), (-12.5, 25.0, 962.5)]
+    assert "Session over: 2 rounds, net -37.5, bankroll 962.5 (started with 1,000)." in text
+
+
+def test_insurance_is_staked_and_settled_in_chips() -> None:
+    # 19 v A, insured; the dealer has blackjack: the hand loses 25, the insurance wins 25
+    _, text = play("--cards", "10,A,9,K", keys=lines("b 25", "d", "i"))
+    assert table_lines(text, "Insurance:") == [
+        "Insurance: offered (costs 12.5)",
+        "Insurance: insured for 12.5",
+        "Insurance: insured for 12.5, won 25",
+    ]
+    assert "   Hand 1: 10 9             19  bet 25  stood  lost 25" in text
+    assert rounds(text) == [(0.0, 25.0, 1000.0)]
+    # 19 v A, insured; no dealer blackjack (A,7 stands): the hand wins 25, the insurance loses 12.5
+    _, text = play("--cards", "10,A,9,7", keys=lines("b 25", "d", "i", "s"))
+    assert "Insurance: insured for 12.5, lost 12.5" in text
+    assert "   Hand 1: 10 9             19  bet 25  stood  won 25" in text
+    assert rounds(text) == [(12.5, 25.0, 1012.5)]
+
+
+def test_blackjack_and_even_money_pay_in_chips() -> None:
+    _, text = play("--cards", "A,9,K,7", keys=lines("b 25", "d"))
+    assert "   Hand 1: A K              soft 21  bet 25  stood  won 37.5 (blackjack)" in text
+    assert "Round 1: +37.5 on a bet of 25; bankroll 1,037.5" in text
+    assert "Session over: 1 round, net +37.5, bankroll 1,037.5 (started with 1,000)." in text
+    _, text = play("--cards", "A,A,K,5", keys=lines("b 25", "d", "i"))
+    assert table_lines(text, "Insurance:") == [
+        "Insurance: even money offered (takes 25 now)",
+        "Insurance: took even money (25)",
+    ]
+    assert "   Hand 1: A K              soft 21  bet 25  stood  won 25 (even money)" in text
+    assert rounds(text) == [(25.0, 25.0, 1025.0)]
 
 
 # ---------------------------------------------------------------------- bad input
@@ -162,7 +248,7 @@ def test_reads_sys_stdin_and_writes_sys_stdout(monkeypatch: pytest.MonkeyPatch, 
     assert main(["--cards", "A,9,K,7", "--rules", "single-deck-6to5"]) == 0
     text = capsys.readouterr().out
     assert "Blackjack: 1D" in text and "6:5" in text
-    assert rounds(text) == [(3.0, 1.2, 1003.0)]
+    assert rounds(text) == [(3.0, 2.5, 1003.0)]
 
 
 def test_bad_rules_are_one_line_and_exit_2(capsys) -> None:
@@ -211,8 +297,10 @@ def test_hints_for_insurance_and_even_money() -> None:
 
 
 def test_money_and_amounts() -> None:
-    assert money(1250) == "1,250" and money(7.5) == "7.50" and money(0, sign=True) == "+0"
-    assert money(-12.5, sign=True) == "-12.50"
+    assert money(1250) == "1,250" and money(7.5) == "7.5" and money(0, sign=True) == "+0"
+    assert money(-12.5, sign=True) == "-12.5" and money(25.0) == "25" and money(1062.5) == "1,062.5"
+    assert money(0.375) == "0.375" and money(2.25) == "2.25" and money(-0.0, sign=True) == "+0"
+    assert money(0.1 + 0.2) == "0.3"
     assert parse_amount("1,000") == 1000.0
     with pytest.raises(ValueError):
         parse_amount("nan")

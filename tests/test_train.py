@@ -184,3 +184,44 @@ def test_ppo_same_seed_same_run(tmp_path: Path) -> None:
     assert train_main([*ppo, "--out", str(tmp_path / "b")]) == 0
     assert without_wall_time(metrics(tmp_path / "a")) == without_wall_time(metrics(tmp_path / "b"))
     assert (tmp_path / "a" / "strategy.json").read_text() == (tmp_path / "b" / "strategy.json").read_text()
+
+
+BLOCK_TRAIN_EXTRA = (
+    "import sys\n"
+    "for name in ('torch', 'tensorboard', 'stable_baselines3', 'sb3_contrib'):\n"
+    "    sys.modules[name] = None  # as if the train extra were not installed\n"
+    "from train.cli import main\n"
+)
+
+
+def test_tabular_trains_with_the_core_install_alone(tmp_path: Path) -> None:
+    """No torch, no tensorboard (pip install -e . only): the tabular learner still trains, says once
+    that TensorBoard logging is off, and never imports torch."""
+    run = tmp_path / "tab"
+    code = BLOCK_TRAIN_EXTRA + (
+        f"status = main({[*TABULAR, '--steps', '2e5', '--eval-every', '1e5', '--out', str(run)]!r})\n"
+        "assert sys.modules.get('torch') is None\n"
+        "sys.exit(status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "TensorBoard logging is off" in done.stderr
+    assert len(metrics(run)) == 3 and (run / "agent.json").is_file()
+
+
+def test_ppo_without_the_train_extra_is_one_line_before_anything_is_written(tmp_path: Path) -> None:
+    run = tmp_path / "ppo"
+    code = BLOCK_TRAIN_EXTRA + f"sys.exit(main(['--algo', 'ppo', '--out', {str(run)!r}]))\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "blackjack-env[train]" in lines[0] and "torch" in lines[0], done.stderr
+    assert not run.exists()
+
+
+def test_each_learner_gets_its_measured_default_reward(tmp_path: Path) -> None:
+    from train.cli import build_parser, resolve_args
+
+    for algo, reward in (("tabular", "sampled"), ("ppo", "expected")):
+        assert resolve_args(build_parser().parse_args(["--algo", algo])).reward == reward
+    assert resolve_args(build_parser().parse_args(["--algo", "tabular", "--reward", "expected"])).reward == "expected"

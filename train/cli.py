@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import importlib.util
 import json
 import signal
 import sys
@@ -37,12 +38,20 @@ from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable
 
 from .evaluation import METRIC_COLUMNS, evaluate_table
+from .scalars import ScalarWriter
 
 ALGOS = ("tabular", "ppo")
 LR_SCHEDULES = ("constant", "linear")
 #: Steps a run takes unless told: about a minute of tabular learning (about 0.01 pp from basic
 #: strategy), and the issue's PPO budget.
 DEFAULT_STEPS = {"tabular": 500_000_000, "ppo": 2_000_000}
+#: What each learner is paid unless told: whichever closes the gap to basic strategy sooner in wall
+#: time (README "Learning benchmarks"). The expected reward removes the dealer's noise, but walks the
+#: dealer's outcomes every round: PPO's network is the bottleneck and gains (0.43 -> 0.17 pp at 2M
+#: steps), while the compiled tabular learner would run about 100x slower, which no gain per step repays.
+DEFAULT_REWARD = {"tabular": "sampled", "ppo": "expected"}
+#: The modules --algo ppo needs (the ``train`` extra).
+PPO_MODULES = ("torch", "stable_baselines3", "sb3_contrib")
 #: What a resumed run may set anew; everything else comes from its config.json.
 RESUME_MAY_CHANGE = ("steps", "out", "progress", "torch_threads")
 #: Args fields with their own option above the hyperparameters.
@@ -64,10 +73,10 @@ class Args:
     eval_every: int = 0  # 0: steps / 20
     eval_rounds: int = 1_000_000
     progress: bool = True
-    # what the learner is paid: "expected" (the env option that averages out the dealer's unseen
-    # cards: same values, less noise; 4x smaller gaps for tabular, PPO from 0.43 to 0.17 pp at 2M
-    # steps) or "sampled" (the dealt result). Evaluation always plays the real game.
-    reward: str = "expected"
+    # what the learner is paid: "sampled" (the dealt result) or "expected" (the env option that
+    # averages out the dealer's unseen cards: same values, less noise). "": DEFAULT_REWARD[algo].
+    # Evaluation always plays the real game.
+    reward: str = ""
     # tabular Monte Carlo control
     epsilon: float = 0.1
     chunk_steps: int = 1 << 18
@@ -122,7 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=tuple(REWARD_MODES),
         default=None,
         help="what the learner is paid: the dealt result, or its expectation over the dealer's unseen cards "
-        f"(same values, less noise; evaluation always plays the real game; default {d.reward})",
+        "(same values, less noise, far slower per step; evaluation always plays the real game; default "
+        + ", ".join(f"{algo} {reward}" for algo, reward in DEFAULT_REWARD.items())
+        + ")",
     )
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None, help="no progress bar")
     hyper = p.add_argument_group("hyperparameters")
@@ -154,6 +165,8 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         args = Args(**given)
     if args.steps == 0:
         args.steps = DEFAULT_STEPS[args.algo]
+    if not args.reward:
+        args.reward = DEFAULT_REWARD[args.algo]
     if not args.out:
         args.out = f"runs/{args.algo}-{args.rules}-s{args.seed}"
     if args.eval_every == 0:
@@ -269,8 +282,21 @@ class PPOTrainer:
 
 
 # ---------------------------------------------------------------------------- the run
+def check_learner_installed(algo: str) -> None:
+    """PPO needs the ``train`` extra: say so in one line before anything is written."""
+    if algo != "ppo":
+        return
+    missing = [name for name in PPO_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ValueError(
+            f"--algo ppo needs {', '.join(missing)}: pip install 'blackjack-env[train]' "
+            "(for a CPU-only torch, install it first: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+        )
+
+
 def train(args: Args, resume: bool = False) -> int:
     """Run (or continue) training; returns the exit status."""
+    check_learner_installed(args.algo)
     rules = Rules.preset(args.rules).with_settings(args.settings)
     out = Path(args.out)
     if not resume and (out / STATE_FILE).exists():
@@ -287,10 +313,9 @@ def train(args: Args, resume: bool = False) -> int:
     state = json.loads((out / STATE_FILE).read_text()) if resume else {"wall_s": 0.0}
     metrics = MetricsLog(out / METRICS_FILE, keep_up_to=trainer.steps if resume else -1)
 
-    from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
-    writer = SummaryWriter(str(out / "tb"))
+    writer = ScalarWriter(out / "tb")
     stop_requested = False
 
     def on_sigint(signum: int, frame: Any) -> None:
