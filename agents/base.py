@@ -13,6 +13,7 @@ own files (``q.npz``, ``ppo.zip``) hold its learning state.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -23,6 +24,10 @@ from blackjack_env.strategy import StrategyTable
 
 AGENT_FILE = "agent.json"
 TABLE_FILE = "strategy.json"
+
+
+class AgentFileWarning(UserWarning):
+    """A saved agent's strategy.json is unreadable or differs from the table the agent plays."""
 
 
 @runtime_checkable
@@ -78,7 +83,41 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
 
 
 def load_agent(path: str | Path) -> Agent:
-    """Load any saved agent by the kind its agent.json names."""
+    """Load any saved agent by the kind its agent.json names.
+
+    The agent plays from its own files (``q.npz``, ``ppo.zip``, the rules), not from
+    ``strategy.json``; so that nobody evaluates one thing believing it is another, a
+    ``strategy.json`` that cannot be read or differs from the agent's own table is warned about
+    (:class:`AgentFileWarning`)."""
+    agent = _load_by_kind(path)
+    check_table_file(path, agent.to_table())
+    return agent
+
+
+def check_table_file(path: str | Path, table: StrategyTable | None) -> None:
+    """Warn when the directory's strategy.json is unreadable or is not ``table``."""
+    file = Path(path) / TABLE_FILE
+    if table is None or not file.exists():
+        return
+    try:
+        saved = StrategyTable.load(file)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        message = f"{file} cannot be read ({error})"
+    else:
+        differing = int(np.any(saved.actions[..., :1] != table.actions[..., :1], axis=-1).sum())
+        differing += int((saved.insurance != table.insurance).sum())
+        if differing == 0 and np.array_equal(saved.actions, table.actions):
+            return
+        message = f"{file} differs from the agent's own table ({differing} cells play another first action)"
+    warnings.warn(
+        f"{message}; the agent plays its own table (from {AGENT_FILE} and its learning state), not that file. "
+        f"Save the agent again to rewrite it, or evaluate the file itself by its path.",
+        AgentFileWarning,
+        stacklevel=3,
+    )
+
+
+def _load_by_kind(path: str | Path) -> Agent:
     manifest = read_manifest(path)
     kind = manifest.get("kind")
     if kind == "tabular":

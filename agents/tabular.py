@@ -29,23 +29,12 @@ from numba import njit
 from blackjack_env import engine as E
 from blackjack_env.env import REWARD_MODES, check_options
 from blackjack_env.rules import MAX_HANDS, Rules
-from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PLAY_ACTIONS, StrategyTable, hand_row, table_action
+from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PLAY_ACTIONS, StrategyTable, table_action, table_cell
 
 from .base import check_batch, read_manifest, write_manifest
 
 Q_FILE = "q.npz"
 MAX_DECISIONS = 64  # decisions one round can need (8 hands, each a few hits) with room to spare
-
-
-@njit(cache=True, _nrt=False)
-def _play_cell(st, hands):
-    """(row, column) of the current play decision, as ``table_decision`` reads it."""
-    h = st[E.S_CUR]
-    hard = hands[h, E.H_HARD]
-    aces = hands[h, E.H_ACES]
-    split_legal = E.can_split(st, hands, h)
-    pair = E.card_value(hands[h, E.H_CARDS]) if split_legal else 0
-    return hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), pair, split_legal), E.up_value(st) - 1
 
 
 @njit(cache=True, _nrt=False)
@@ -58,13 +47,7 @@ def _epsilon_greedy(prng, epsilon, best, mask, n_actions):
         n_legal += mask[a]
     action = best
     if E.next_u32(prng, 0) < epsilon * 4294967296.0:
-        pick = E.uniform_int(prng, 0, n_legal)
-        for a in range(n_actions):
-            if mask[a]:
-                if pick == 0:
-                    action = a
-                    break
-                pick -= 1
+        action = E.uniform_legal(prng, 0, mask, n_actions)
     return action, 1.0 - epsilon + epsilon / n_legal
 
 
@@ -122,7 +105,7 @@ def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, reward_mode,
                 trace[depth, 2] = choice
             elif phase == E.P_PLAY:
                 E.legal_mask(st, hands, mask)
-                row, col = _play_cell(st, hands)
+                row, col, _ = table_cell(st, hands)
                 best = _greedy(q[row, col], c[row, col], mask, N_PLAY)
                 action, p_best = _epsilon_greedy(prng, epsilon, best, mask, N_PLAY)
                 choice = action

@@ -211,6 +211,22 @@ def uniform_int(words, base, n):
     return m >> 32
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def uniform_legal(words, base, mask, n_actions):
+    """A uniformly random action among the legal ones in mask[:n_actions] (STAND if none is):
+    random play in the simulator and the exploration of the tabular learner."""
+    n_legal = 0
+    for a in range(n_actions):
+        n_legal += mask[a]
+    pick = uniform_int(words, base, n_legal)
+    for a in range(n_actions):
+        if mask[a]:
+            if pick == 0:
+                return a
+            pick -= 1
+    return STAND
+
+
 def seed_words(seed_sequence: np.random.SeedSequence, n_generators: int = 1) -> np.ndarray:
     """Generator words (4 per generator, never all zero) drawn from a SeedSequence."""
     words = seed_sequence.generate_state(4 * n_generators, np.uint32).astype(np.int64)

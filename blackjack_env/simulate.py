@@ -65,16 +65,7 @@ def _choose(kind, actions, insurance, st, hands, mask, prng):
     if kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands)
     E.legal_mask(st, hands, mask)
-    n_legal = 0
-    for a in range(E.N_ACTIONS):
-        n_legal += mask[a]
-    pick = E.uniform_int(prng, 0, n_legal)
-    for a in range(E.N_ACTIONS):
-        if mask[a]:
-            if pick == 0:
-                return a
-            pick -= 1
-    return E.STAND
+    return E.uniform_legal(prng, 0, mask, E.N_ACTIONS)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)

@@ -216,6 +216,18 @@ def table_action(actions, insurance, obs, mask):
     return E.STAND
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def table_cell(st, hands):
+    """(row, column, split legal) of the current hand's decision, read from the engine state:
+    the one cell lookup of the simulator's tables and the tabular learner."""
+    h = st[E.S_CUR]
+    hard = hands[h, E.H_HARD]
+    aces = hands[h, E.H_ACES]
+    split_legal = E.can_split(st, hands, h)
+    pair = E.card_value(hands[h, E.H_CARDS]) if split_legal else 0
+    return hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), pair, split_legal), E.up_value(st) - 1, split_legal
+
+
 @njit(cache=True, _nrt=False, forceinline=True)
 def table_decision(actions, insurance, st, hands):
     """The same choice as ``table_action`` read straight from the engine state (the simulator's
@@ -226,12 +238,7 @@ def table_decision(actions, insurance, st, hands):
     if phase != E.P_PLAY:
         return E.STAND
     h = st[E.S_CUR]
-    hard = hands[h, E.H_HARD]
-    aces = hands[h, E.H_ACES]
-    split_legal = E.can_split(st, hands, h)
-    pair = E.card_value(hands[h, E.H_CARDS]) if split_legal else 0
-    row = hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), pair, split_legal)
-    col = E.up_value(st) - 1
+    row, col, split_legal = table_cell(st, hands)
     for k in range(N_PLAY):
         action = actions[row, col, k]
         if action == E.STAND:

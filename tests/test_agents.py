@@ -136,3 +136,36 @@ def test_unknown_agent_kind_is_an_error(tmp_path: Path) -> None:
         load_agent(tmp_path)
     with pytest.raises(ValueError, match="not a loadable saved agent"):
         load_policy(str(tmp_path), RULES)
+
+
+def test_a_saved_agents_strategy_json_that_is_corrupt_or_edited_is_warned_about(
+    tmp_path: Path, tabular: TabularAgent
+) -> None:
+    """The agent plays its own table, never strategy.json: a file that says otherwise is flagged."""
+    import warnings
+
+    from agents.base import AgentFileWarning
+    from blackjack_env.strategy import row_of_label
+
+    tabular.save(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an intact directory loads without a word
+        load_agent(tmp_path)
+    table_file = tmp_path / "strategy.json"
+    intact = table_file.read_text()
+    table_file.write_text(intact[: len(intact) // 2])
+    with pytest.warns(AgentFileWarning, match="cannot be read"):
+        agent = load_agent(tmp_path)
+    assert np.array_equal(agent.to_table().actions, tabular.to_table().actions)
+
+    edited = json.loads(intact)
+    table = tabular.to_table()
+    row, col = row_of_label("hard", "16"), 9
+    order = list(table.actions[row, col])
+    order[0], order[1] = order[1], order[0]
+    actions = np.array(edited["actions"])
+    actions[row, col] = order
+    edited["actions"] = actions.tolist()
+    table_file.write_text(json.dumps(edited))
+    with pytest.warns(AgentFileWarning, match="1 cells play another first action"):
+        load_agent(tmp_path)
