@@ -17,8 +17,7 @@ from blackjack_env import engine as E
 from blackjack_env.simulate import Policy
 from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable, row_of_label
-from evaluate.cli import Z95
-from evaluate.runner import simulate
+from evaluate.runner import Z95, simulate
 
 RULE_SETS = {
     "6D H17 DAS LS (default)": Rules(),

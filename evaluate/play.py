@@ -32,7 +32,7 @@ from blackjack_env import engine as E
 from blackjack_env.cards import card_codes
 from blackjack_env.strategy import N_ROWS, hand_row, row_label, up_label
 
-from .cli import add_rules_arguments, rules_from_args
+from .options import add_rules_arguments, rules_from_args
 
 #: One key per game control while a round is played (the letters of printed charts).
 PLAY_KEYS: dict[str, Action] = {

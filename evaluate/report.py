@@ -13,9 +13,9 @@ writes into ``--out``:
 
 The simulated numbers come from one run in which basic strategy and random play are dealt the very
 cards the policy was dealt, every round (common random numbers), so the gap to basic strategy has a
-tight interval and random play shows the scale. For a strategy-table policy the exact
-analysis adds its exact EV and, for every cell where it plays otherwise than basic strategy, that
-deviation's exact cost per occurrence and per round.
+tight interval and random play shows the scale (on a panel of its own in ``ev.png``, so that it does not
+flatten the others). For a strategy-table policy the exact analysis adds its exact EV and, for every cell
+where it plays otherwise than basic strategy, that deviation's exact cost per occurrence and per round.
 
 ``--run DIR`` (a training run) adds the learning curve from ``DIR/metrics.csv``: a CSV with a
 header and the columns ``step`` (training steps), ``ev_gap`` (EV minus basic strategy's EV per
@@ -41,7 +41,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,9 +49,13 @@ from blackjack_env.rules import Rules
 from blackjack_env.simulate import OUTCOMES, Policy
 from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 
-from .cli import CliError, add_simulation_arguments, interval, rules_from_args
+from .options import CliError, add_simulation_arguments, note_compile, rules_from_args, warnings_as_lines
 from .policies import load_policy
-from .runner import RunOutcome, simulate
+from .runner import RunOutcome, interval, simulate
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 METRICS_FILE = "metrics.csv"
 METRICS_COLUMNS = ("step", "ev_gap", "ev_gap_low", "ev_gap_high", "agreement")
@@ -121,7 +125,7 @@ class Report:
     rounds: int
     seed: int
     interrupted: bool
-    ev: dict[str, Estimate]  # policy and basic (paired, same cards), random (its own run)
+    ev: dict[str, Estimate]  # policy, basic and random: all three on the same cards every round
     gap_to_basic: Estimate
     paired_rounds: int
     rates: dict[str, dict[str, float]]  # policy, basic
@@ -168,6 +172,7 @@ def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy) -> RunOut
         others=[Policy.random()],
         workers=args.workers,
     )
+    note_compile(outcome, "blackjack-evaluate report")
     if outcome.result.rounds == 0:
         raise CliError("interrupted before any round finished")
     return outcome
@@ -270,26 +275,63 @@ def short_name(policy: str, width: int = 24) -> str:
     return policy if len(policy) <= width else "..." + policy[-(width - 3) :]
 
 
-def ev_figure(report: Report, path: Path) -> None:
-    names = ["policy", "basic", "random"]
-    labels = [short_name(report.policy), "basic strategy\n(same cards)", "random play\n(own run)"]
-    fig = _figure(7, 3.4)
-    ax, gap_ax = fig.subplots(1, 2, width_ratios=[3, 1.3])
-    values = [report.ev[n].value for n in names]
-    errors = [
-        [report.ev[n].value - report.ev[n].low for n in names],
-        [report.ev[n].high - report.ev[n].value for n in names],
-    ]
-    ax.barh(labels, values, xerr=errors, color=["#4c72b0", "#55a868", "#c44e52"], capsize=4)
-    ax.axvline(0, color="black", lw=0.8)
-    ax.invert_yaxis()
-    ax.set_xlabel("EV per initial bet (95% CI)")
-    gap = report.gap_to_basic
-    gap_ax.errorbar([0], [gap.value], yerr=[[gap.value - gap.low], [gap.high - gap.value]], fmt="o", capsize=6)
-    gap_ax.axhline(0, color="black", lw=0.8)
-    gap_ax.set_xticks([0], ["policy - basic"])
-    gap_ax.set_title("paired gap (95% CI)", fontsize=9)
-    fig.savefig(path, format="png")
+def ev_figure(report: Report) -> Figure:
+    """Three panels, each on its own scale: the policy beside basic strategy, their paired gap, and
+    random play. On one shared axis random play's -0.4 would shrink the other intervals (a few 1e-4
+    wide) to nothing; the exact EVs, where known, are marked on the intervals that should hold them."""
+    exact = report.exact or {}
+    fig = _figure(7, 4.4)
+    ev_ax, gap_ax, random_ax = fig.subplots(3, 1, height_ratios=[2, 1, 1])
+    _interval_panel(
+        ev_ax,
+        "EV per initial bet, 95% CI: the policy and basic strategy on the same cards",
+        [
+            (short_name(report.policy), report.ev["policy"], "#4c72b0", exact.get("policy")),
+            ("basic strategy", report.ev["basic"], "#55a868", exact.get("basic")),
+        ],
+    )
+    exact_gap = exact["policy"] - exact["basic"] if exact else None
+    _interval_panel(
+        gap_ax,
+        "paired gap to basic strategy, 95% CI (0 = plays as well)",
+        [("policy - basic", report.gap_to_basic, "#8172b2", exact_gap)],
+        zero=True,
+    )
+    _interval_panel(
+        random_ax, "random play on the same cards, 95% CI", [("random play", report.ev["random"], "#c44e52", None)]
+    )
+    random_ax.set_xlabel("EV per initial bet")
+    if exact:
+        ev_ax.legend(loc="best", fontsize=8)
+    return fig
+
+
+def _interval_panel(
+    ax: Axes, title: str, rows: list[tuple[str, Estimate, str, float | None]], zero: bool = False
+) -> None:
+    """One point with its 95% CI per row (label, estimate, colour, exact value or None), the x axis
+    fitted to those intervals (and to 0 when ``zero``) rather than to the other panels."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    ends = [0.0] if zero else []
+    for i, (_label, estimate, colour, exact) in enumerate(rows):
+        finite = math.isfinite(estimate.stderr)  # fewer than two rounds: no interval to draw
+        xerr = [[estimate.value - estimate.low], [estimate.high - estimate.value]] if finite else None
+        ax.errorbar([estimate.value], [i], xerr=xerr, fmt="o", color=colour, capsize=5)
+        ends += [estimate.low, estimate.high] if finite else [estimate.value]
+        if exact is not None:
+            ax.plot([exact], [i], "x", color="black", ms=8, label="exact EV" if i == 0 else None)
+            ends.append(exact)
+    low, high = min(ends), max(ends)
+    pad = 0.1 * (high - low) or 1e-3
+    ax.set_xlim(low - pad, high + pad)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_yticks(range(len(rows)), [label for label, *_ in rows])
+    ax.xaxis.set_major_locator(MaxNLocator(6))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))  # no offset: EVs as printed
+    ax.set_title(title, fontsize=9, loc="left")
+    if zero:
+        ax.axvline(0, color="black", lw=0.8)
 
 
 def rates_figure(report: Report, path: Path) -> None:
@@ -378,8 +420,11 @@ def curve_figure(curve: list[dict[str, float]], path: Path) -> None:
 
 def draw_figures(report: Report, folder: Path) -> None:
     """Write the PNG figures into ``folder`` and list them (with captions) in the report."""
-    ev_figure(report, folder / "ev.png")
-    report.figures["ev.png"] = "EV per initial bet, and the paired gap to basic strategy (same cards)"
+    ev_figure(report).savefig(folder / "ev.png", format="png")
+    report.figures["ev.png"] = (
+        "EV per initial bet with 95% CIs, each panel on its own scale: the policy beside basic strategy, "
+        "the paired gap, and random play"
+    )
     rates_figure(report, folder / "rates.png")
     report.figures["rates.png"] = "Outcome rates beside basic strategy's"
     if report.table is not None and report.basic_table is not None:
@@ -613,7 +658,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         check_out(Path(args.out).resolve(), args.overwrite)
-        report = build_report(args)
+        with warnings_as_lines("blackjack-evaluate report"):
+            report = build_report(args)
         paths = write_report(report, Path(args.out), overwrite=args.overwrite)
     except (CliError, ValueError, OSError) as error:
         print(f"blackjack-evaluate report: error: {error}", file=sys.stderr)

@@ -2,10 +2,14 @@
 
 Chunks are fixed by (rounds, seed) alone (see ``blackjack_env.simulate``) and their statistics
 are summed in chunk order, so the result does not depend on the worker count or the backend.
+
+The kernels are warmed up (compiled, or loaded from numba's cache) on one round before the clock
+starts, in this process and in every Ray worker, so ``RunOutcome.seconds`` times the simulation alone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -19,15 +23,44 @@ from blackjack_env.rules import Rules
 from blackjack_env.simulate import CHUNK_ROUNDS, Policy, SimulationResult, iter_chunks
 
 ProgressCallback = Callable[[int], None]
+Chunk = tuple[Callable[..., np.ndarray], tuple[Any, ...]]
+
+#: The normal quantile of a two-sided 95% interval.
+Z95 = 1.959963984540054
+
+
+def interval(mean: float, stderr: float) -> list[float]:
+    """The 95% confidence interval of a simulated mean."""
+    return [mean - Z95 * stderr, mean + Z95 * stderr]
 
 
 @dataclass
 class RunOutcome:
-    """A finished (or interrupted) run: summed statistics and how long it took."""
+    """A finished (or interrupted) run: summed statistics and how long it took.
+
+    ``seconds`` is the simulation alone; ``warmup_seconds`` everything before it (the kernels'
+    first call here, ``compile_seconds``, which compiles them when numba has no cache yet, and on
+    Ray starting the workers and warming them up)."""
 
     result: SimulationResult
     seconds: float
     interrupted: bool
+    compile_seconds: float = 0.0
+    warmup_seconds: float = 0.0
+    workers: int = 1
+
+
+class _Stopwatch:
+    """Marks when the timed simulation starts and stops (backends start it once they are warm)."""
+
+    def __init__(self) -> None:
+        self.created = self.started = self.stopped = time.perf_counter()
+
+    def start(self) -> None:
+        self.started = self.stopped = time.perf_counter()
+
+    def stop(self) -> None:
+        self.stopped = time.perf_counter()
 
 
 def default_workers() -> int:
@@ -50,34 +83,60 @@ def simulate(
     """Simulate `rounds` rounds of `policy`; `baseline` and then `others` play the same cards.
 
     In the result, policy 0 is `policy`, 1 the baseline (if any), then the others.
+    ``workers`` defaults to every local core (on a Ray cluster: every CPU of the cluster).
 
     A KeyboardInterrupt stops the run; the chunks finished so far make up the result.
     ``chunk_rounds`` is part of the seed's meaning: keep the default to reproduce results."""
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
-    workers = workers or default_workers()
-    if workers < 1:
+    workers = workers or None
+    if workers is not None and workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     policies = [policy, *([baseline] if baseline is not None else []), *others]
     chunks = list(iter_chunks(rules, policies, rounds, seed, chunk_rounds))
-    start = time.perf_counter()
-    if backend == "local":
-        outputs, interrupted = _run_local(chunks, workers, progress)
-    elif backend == "ray":
-        outputs, interrupted = _run_ray(chunks, workers, ray_address, progress)
-    else:
-        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
+    clock = _Stopwatch()
+    outputs: dict[int, np.ndarray] = {}
+    compile_seconds, interrupted = 0.0, True  # as they stay after a Ctrl-C while warming up
+    with contextlib.suppress(KeyboardInterrupt):
+        compile_seconds = warm_up(chunks[0])  # Ray workers load the cache this writes
+        if backend == "local":
+            workers = workers or default_workers()
+            clock.start()
+            outputs, interrupted = _run_local(chunks, workers, progress)
+            clock.stop()
+        else:
+            outputs, interrupted, workers = _run_ray(chunks, workers, ray_address, progress, clock)
     result = SimulationResult(len(policies))
     for index in sorted(outputs):  # chunk order: the same sums whatever finished first
         result.add(outputs[index])
-    return RunOutcome(result, time.perf_counter() - start, interrupted)
+    return RunOutcome(
+        result,
+        seconds=clock.stopped - clock.started,
+        interrupted=interrupted,
+        compile_seconds=compile_seconds,
+        warmup_seconds=clock.started - clock.created,
+        workers=workers or default_workers(),
+    )
+
+
+def warm_up(chunk: Chunk) -> float:
+    """Play one round of a chunk's kernel, so that compiling it (or loading numba's cache) happens
+    here and not in the timed run; returns the seconds that took."""
+    function, args = chunk
+    start = time.perf_counter()
+    function(*args[:-1], 1)  # the kernel's very argument types, one round
+    return time.perf_counter() - start
 
 
 def _chunk_rounds(args: tuple[Any, ...]) -> int:
     return int(args[-1])
 
 
-def _run_local(chunks, workers: int, progress: ProgressCallback | None) -> tuple[dict[int, np.ndarray], bool]:
+def _run_local(
+    chunks: list[Chunk], workers: int, progress: ProgressCallback | None
+) -> tuple[dict[int, np.ndarray], bool]:
     outputs: dict[int, np.ndarray] = {}
     if workers == 1:
         try:
@@ -113,37 +172,80 @@ def _run_local(chunks, workers: int, progress: ProgressCallback | None) -> tuple
     return outputs, False
 
 
-def _run_ray(chunks, workers: int, address: str | None, progress: ProgressCallback | None):
+class _ChunkWorker:
+    """A Ray actor (one per worker process): warmed up once before the clock starts, then fed chunks."""
+
+    def warm_up(self, chunk: Chunk) -> float:
+        return warm_up(chunk)
+
+    def run(self, function: Callable[..., np.ndarray], args: tuple[Any, ...]) -> np.ndarray:
+        return function(*args)
+
+
+def _run_ray(
+    chunks: list[Chunk],
+    workers: int | None,
+    address: str | None,
+    progress: ProgressCallback | None,
+    clock: _Stopwatch,
+) -> tuple[dict[int, np.ndarray], bool, int]:
+    """Start (or join) Ray and warm one actor per worker untimed, then time the chunks alone."""
     try:
         import ray
     except ImportError:
         raise ValueError("the ray backend needs Ray: pip install 'blackjack-env[ray]'") from None
     started_here = not ray.is_initialized()
     if started_here:
-        kwargs: dict[str, Any] = {"address": address} if address else {"num_cpus": workers}
+        kwargs: dict[str, Any] = {"address": address} if address else {"num_cpus": workers or default_workers()}
         ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR", **kwargs)
-    remote_chunk = ray.remote(num_cpus=1)(_ray_chunk)
-    outputs: dict[int, np.ndarray] = {}
-    refs = {remote_chunk.remote(function, args): index for index, (function, args) in enumerate(chunks)}
+    actors: list[Any] = []
     try:
-        waiting = list(refs)
-        while waiting:
-            done, waiting = ray.wait(waiting, num_returns=1, timeout=0.5)
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        workers = min(workers or cpus, cpus)  # an actor beyond the CPUs would wait for ever
+        worker_class = ray.remote(num_cpus=1)(_ChunkWorker)
+        actors = [worker_class.remote() for _ in range(min(workers, len(chunks)))]
+        try:
+            ray.get([actor.warm_up.remote(chunks[0]) for actor in actors])
+        except KeyboardInterrupt:
+            return {}, True, workers
+        clock.start()
+        try:
+            outputs, interrupted = _run_actors(ray, actors, chunks, progress)
+        finally:
+            clock.stop()
+    finally:
+        for actor in actors:  # also ends chunks still running after Ctrl-C
+            ray.kill(actor)
+        if started_here:
+            ray.shutdown()
+    return outputs, interrupted, workers
+
+
+def _run_actors(
+    ray: Any, actors: list[Any], chunks: list[Chunk], progress: ProgressCallback | None
+) -> tuple[dict[int, np.ndarray], bool]:
+    """Keep two chunks queued on every actor (no idle gap between chunks) until all are done."""
+    outputs: dict[int, np.ndarray] = {}
+    pending: dict[Any, tuple[int, Any]] = {}
+    queue = iter(enumerate(chunks))
+
+    def submit(actor: Any) -> None:
+        item = next(queue, None)
+        if item is not None:
+            index, (function, args) = item
+            pending[actor.run.remote(function, args)] = (index, actor)
+
+    try:
+        for actor in actors * 2:
+            submit(actor)
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
             for ref in done:
-                index = refs[ref]
+                index, actor = pending.pop(ref)
                 outputs[index] = ray.get(ref)
                 if progress:
                     progress(_chunk_rounds(chunks[index][1]))
+                submit(actor)
     except KeyboardInterrupt:
-        for ref in refs:
-            if refs[ref] not in outputs:
-                ray.cancel(ref, force=True)
         return outputs, True
-    finally:
-        if started_here:
-            ray.shutdown()
     return outputs, False
-
-
-def _ray_chunk(function, args):
-    return function(*args)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from blackjack_env.solver import ACTION_NAMES, Solution, solve
 from blackjack_env.strategy import CHART_UPS, N_ROWS, row_label, up_label
 
-from .cli import add_rules_arguments, rules_from_args
+from .options import add_rules_arguments, rules_from_args
 
 FORMATS = ("chart", "json", "csv")
 

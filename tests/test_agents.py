@@ -169,3 +169,16 @@ def test_a_saved_agents_strategy_json_that_is_corrupt_or_edited_is_warned_about(
     table_file.write_text(json.dumps(edited))
     with pytest.warns(AgentFileWarning, match="1 cells play another first action"):
         load_agent(tmp_path)
+
+
+def test_blackjack_evaluate_names_a_disagreeing_strategy_json_in_one_line(
+    tmp_path: Path, tabular: TabularAgent, capsys
+) -> None:
+    tabular.save(tmp_path)
+    (tmp_path / "strategy.json").write_text("{not json")
+    assert evaluate_main(["--policy", str(tmp_path), "--rounds", "1e4", "--json", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)
+    warning_lines = [line for line in captured.err.splitlines() if "warning" in line]
+    assert len(warning_lines) == 1 and warning_lines[0].startswith("blackjack-evaluate: warning: ")
+    assert "strategy.json cannot be read" in warning_lines[0]

@@ -1,19 +1,24 @@
-"""blackjack-evaluate: the JSON contract, errors as one line, interruption, Ray equals local."""
+"""blackjack-evaluate: the JSON contract, errors as one line, interruption, Ray equals local, and
+compile time kept out of the reported speed."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 from blackjack_env import Rules
+from blackjack_env import simulate as simulate_module
 from blackjack_env.simulate import Policy
 from blackjack_env.strategy import StrategyTable
 from evaluate import runner
-from evaluate.cli import main, parse_rounds
+from evaluate.cli import main
+from evaluate.options import parse_rounds
 
 RATE_KEYS = ("win", "push", "loss", "blackjack", "bust", "surrender", "double", "split", "insurance")
 
@@ -134,3 +139,46 @@ def test_ray_backend_equals_local() -> None:
     local = runner.simulate(rules, policy, rounds, seed=2, workers=2, baseline=Policy.random())
     on_ray = runner.simulate(rules, policy, rounds, seed=2, workers=2, baseline=Policy.random(), backend="ray")
     np.testing.assert_array_equal(local.result.totals, on_ray.result.totals)
+    # Ray's start-up and the workers' warm-up are before the clock: far longer than 30,000 rounds
+    assert 0 < on_ray.seconds < on_ray.warmup_seconds
+    assert on_ray.workers == 2
+
+
+COMPILE_SECONDS = 1.5
+
+
+def slow_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the chunk kernel's first call in this test take COMPILE_SECONDS, as numba's first
+    call does when it compiles instead of loading its cache."""
+    runner.simulate(Rules(), Policy.random(), 10)  # the real kernel compiled (or loaded) beforehand
+    real = simulate_module.run_chunk
+    calls: list[int] = []
+
+    def run_chunk(*args):
+        if not calls:
+            time.sleep(COMPILE_SECONDS)
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(simulate_module, "run_chunk", run_chunk)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_seconds_exclude_compiling_which_is_said_once_on_stderr(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], workers: str
+) -> None:
+    slow_first_call(monkeypatch)
+    assert main(["--rounds", "3000", "--workers", workers, "--json", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)  # stdout stays pure JSON
+    assert report["warmup_seconds"] >= COMPILE_SECONDS
+    assert report["seconds"] < COMPILE_SECONDS / 3  # 3,000 rounds take milliseconds
+    assert report["rounds_per_second"] == pytest.approx(3000 / report["seconds"])
+    assert re.fullmatch(r"blackjack-evaluate: compiled the simulator in 1\.\d s \(cached for later runs\)\n", err), err
+
+
+def test_a_warm_kernel_is_not_reported_as_compiling(capsys: pytest.CaptureFixture[str]) -> None:
+    runner.simulate(Rules(), Policy.random(), 10)  # compiles or loads the cache, whatever ran before
+    assert main(["--rounds", "3000", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "3,000 rounds in" in out

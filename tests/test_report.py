@@ -9,6 +9,8 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable, order_of_code, row_of_label, up_of_label
 from evaluate import cli
 from evaluate.policies import load_policy
-from evaluate.report import fmt_cost, fmt_ev, fmt_rate, main
+from evaluate.report import Estimate, Report, ev_figure, fmt_cost, fmt_ev, fmt_rate, main
 from evaluate.runner import simulate
 
 ROUNDS = "30000"
@@ -232,3 +234,41 @@ def test_report_for_a_trained_agent_and_its_learning_curve(tmp_path: Path) -> No
     assert summary["exact"]["loss"] > 0 and summary["deviations"]  # a 2e6-step learner is not basic strategy yet
     assert_images(out, summary)
     assert_printed(summary, out)
+
+
+def test_ev_figure_shows_policy_and_basic_on_the_scale_of_their_intervals() -> None:
+    """Random play's -0.43 gets its own panel: the policy's and basic strategy's 95% intervals
+    (about 0.001 wide) fill theirs, the gap's panel holds 0, and random play's holds -0.43."""
+    ev = {
+        "policy": Estimate.of(-0.0062, 0.0003),
+        "basic": Estimate.of(-0.0054, 0.0003),
+        "random": Estimate.of(-0.43, 0.0007),
+    }
+    gap = Estimate.of(-0.0008, 0.00004)
+    report = Report("agent", Rules(), 10**7, 0, False, ev, gap, paired_rounds=10**7, rates={}, exact=None)
+    ev_ax, gap_ax, random_ax = ev_figure(report).axes
+    low, high = ev_ax.get_xlim()
+    assert low <= ev["policy"].low and ev["basic"].high <= high
+    assert high - low < 2 * (ev["basic"].high - ev["policy"].low)  # the intervals fill the panel
+    assert gap_ax.get_xlim()[0] <= report.gap_to_basic.low and gap_ax.get_xlim()[1] >= 0
+    low, high = random_ax.get_xlim()
+    assert low < -0.43 < high and high - low < 0.01
+
+
+def test_random_play_stays_in_the_headline_table(basic_report: tuple[Path, dict]) -> None:
+    out, summary = basic_report
+    random = summary["ev"]["random"]
+    md, html = texts(out)
+    assert f"| random play | {fmt_ev(random['value'])} | {fmt_ev(random['ci95_low'])} .. " in md
+    assert f'<td>random play</td><td class="num">{fmt_ev(random["value"])}</td>' in html
+
+
+def test_the_report_does_not_import_the_command_line() -> None:
+    """Shared option helpers live in evaluate.options, so the report and blackjack-strategy load
+    without evaluate.cli (which reaches the report only lazily, to dispatch it): no import cycle."""
+    code = (
+        "import sys, evaluate.report, evaluate.strategy, evaluate.options\n"
+        "sys.exit(sorted(m for m in ('evaluate.cli', 'evaluate.play') if m in sys.modules) or None)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,106 @@
+"""Command-line pieces shared by ``blackjack-evaluate``, its ``report`` command and ``blackjack-strategy``.
+
+They live here, not in one of those commands, so that no command module imports another
+(``evaluate.cli`` only reaches ``evaluate.report`` lazily, to dispatch ``report``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import sys
+import warnings
+from collections.abc import Iterator
+
+from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
+
+from .policies import POLICY_CHOICES
+from .runner import RunOutcome, default_workers
+
+#: A first kernel call slower than this compiled the simulator rather than loading numba's cache
+#: (loading takes about 0.1 s; compiling about 10 s).
+COMPILE_NOTE_SECONDS = 1.0
+
+
+class CliError(Exception):
+    """A bad argument: reported as one line, exit code 2."""
+
+
+def parse_rounds(text: str) -> int:
+    """Accept 1000000, 1e8 or 1_000_000."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"rounds must be a number such as 1000000 or 1e8, got {text!r}") from None
+    if not math.isfinite(value) or value < 1 or value != int(value):
+        raise argparse.ArgumentTypeError(f"rounds must be a whole number >= 1, got {text!r}")
+    return int(value)
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return value
+
+
+def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
+    """--rules PRESET and repeated --set key=value (shared by every command)."""
+    parser.add_argument(
+        "--rules",
+        default=DEFAULT_PRESET,
+        help=f"rules preset (default {DEFAULT_PRESET}); one of: {', '.join(PRESETS)}",
+    )
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one rules field, e.g. --set decks=2 --set hit_soft_17=no (repeatable)",
+    )
+
+
+def rules_from_args(args: argparse.Namespace) -> Rules:
+    return Rules.preset(args.rules).with_settings(args.settings)
+
+
+def add_simulation_arguments(parser: argparse.ArgumentParser) -> None:
+    """--policy, --rules, --set, --rounds, --seed and --workers (shared by evaluate and report)."""
+    parser.add_argument("--policy", default="basic", help=f"{POLICY_CHOICES} (default basic)")
+    add_rules_arguments(parser)
+    parser.add_argument("--rounds", type=parse_rounds, default=10_000_000, help="rounds to play (e.g. 1e8)")
+    parser.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same result")
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        default=None,
+        help=f"parallel workers (default: all {default_workers()} cores; on a Ray cluster, all of its CPUs)",
+    )
+
+
+def note_compile(outcome: RunOutcome, prog: str) -> None:
+    """Say once, on stderr, that this run compiled the simulator: its time is not in the reported rate."""
+    if outcome.compile_seconds > COMPILE_NOTE_SECONDS:
+        print(
+            f"{prog}: compiled the simulator in {outcome.compile_seconds:.1f} s (cached for later runs)",
+            file=sys.stderr,
+        )
+
+
+@contextlib.contextmanager
+def warnings_as_lines(prog: str) -> Iterator[None]:
+    """Show warnings (e.g. a saved agent whose strategy.json is not what it plays) as one readable
+    stderr line each, ``PROG: warning: ...``, instead of Python's file-and-line format."""
+
+    def show(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+        print(f"{prog}: warning: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = show
+        yield
