@@ -8,7 +8,8 @@ State of one table (see the index constants below):
 
 * ``st``    int64[ST_SIZE]: round scalars, the random-number state, remaining cards per rank,
   stacked cards and the dealer's cards.
-* ``hands`` int16[MAX_HANDS, HAND_FIELDS]: the player's hands (totals, bet, status, cards).
+* ``hands`` int16[seats * MAX_HANDS, HAND_FIELDS]: every seat's hands (totals, bet, status,
+  cards), MAX_HANDS rows a seat (``seat_hands`` is seat s's view).
 * ``shoe``  int8[n_cards]: the shoe as card codes; ``shoe[:pos]`` have been dealt. Cards are
   drawn by a lazy Fisher-Yates shuffle (each draw swaps a uniformly chosen undealt card into
   place), so shuffling is O(1) and the dealt order is a uniform random permutation.
@@ -16,7 +17,14 @@ State of one table (see the index constants below):
 * ``rv``    float64[N_RULES]: the rules (``Rules.to_array``). ``load_rules`` copies the integer ones
   into ``st``, so most functions take only ``st`` and ``hands``: numba passes every array as
   seven or more machine words, and fewer arrays per call made the simulator markedly faster.
-* ``res``   float64[MAX_HANDS + 2]: each hand's result, the insurance result and the round total.
+* ``res``   float64[seats * RES_SIZE]: per seat (``seat_res``) each hand's result, the insurance
+  result, the round total and the reward.
+
+A table has 1..7 seats (boxes), dealt and played in order from seat 0; one seat is the special
+case, dealt and played exactly as a single player. The seat acting now keeps its scalars (hand
+count, current hand, insurance, natural) in the st slots the game's functions read
+(``S_NUM_HANDS`` ...); the others' wait in their seat blocks. Results are per unit of each
+seat's own bet: the adapters multiply by the bets.
 
 Card codes are 1..13 (ace, 2..10, jack, queen, king); their blackjack value is ``min(code, 10)``.
 Codes keep the ten-value ranks apart because ``split_by_value=False`` forbids splitting K,Q.
@@ -87,6 +95,16 @@ DOUBLE_ANY, DOUBLE_9_11, DOUBLE_10_11 = range(3)
 # ----------------------------------------------------------------------------- table state
 MAX_CARDS = 24  # cards one hand (or the dealer) can hold: 21 aces and a bust card fit
 MAX_STACK = 64  # most stacked cards one round can take
+MAX_SEATS = 7  # boxes at a table
+
+# a seat's block in st (seat_slot): its scalars while another seat acts, and its own flags
+SEAT_NUM_HANDS = 0
+SEAT_CUR = 1
+SEAT_INS = 2
+SEAT_NATURAL = 3
+SEAT_ACTIVE = 4  # the seat plays this round (0: it sits out and is dealt no cards)
+SEAT_DEFER = 5  # early surrender: the seat's first choice + 1, carried out after the peek
+SEAT_FIELDS = 6
 
 S_PHASE = 0
 S_NUM_HANDS = 1
@@ -120,7 +138,11 @@ S_UNSEEN = S_CUT + 3  # scratch: unseen cards (slot 0) and per value 1..10 (11 s
 S_TREE_HARD = S_UNSEEN + 11  # scratch of the dealer-outcome walk: MAX_CARDS slots each
 S_TREE_ACES = S_TREE_HARD + MAX_CARDS
 S_TREE_NEXT = S_TREE_ACES + MAX_CARDS
-ST_SIZE = S_TREE_NEXT + MAX_CARDS
+S_SEATS = S_TREE_NEXT + MAX_CARDS  # boxes at the table, 1..MAX_SEATS (``set_seats``)
+S_SEAT = S_SEATS + 1  # the acting seat: S_NUM_HANDS, S_CUR, S_INS and S_NATURAL are its own
+S_ORDER = S_SEATS + 2  # scratch: the seats playing this round, in deal order (MAX_SEATS slots)
+S_SEAT_BASE = S_ORDER + MAX_SEATS  # one block of SEAT_FIELDS per seat
+ST_SIZE = S_SEAT_BASE + MAX_SEATS * SEAT_FIELDS
 
 REWARD_SAMPLED, REWARD_EXPECTED = range(2)
 # dealer outcomes of the expected settlement: final totals 17..21, a bust, a blackjack
@@ -238,10 +260,14 @@ def seed_words(seed_sequence: np.random.SeedSequence, n_generators: int = 1) -> 
 
 @njit(cache=True, _nrt=False)
 def load_rules(st, rv):
-    """Copy the rules into the table state (integer rules, and the cut card's position)."""
+    """Copy the rules into the table state (integer rules, and the cut card's position); a
+    table not yet given its seats (``set_seats``) has one."""
     for i in range(N_RULES):
         st[S_RULES + i] = int(rv[i])
     st[S_CUT] = int(rv[R_PENETRATION] * 52 * rv[R_DECKS])
+    if st[S_SEATS] == 0:
+        st[S_SEATS] = 1
+        st[S_SEAT_BASE + SEAT_ACTIVE] = 1
 
 
 def new_shoe(decks: int) -> np.ndarray:
@@ -490,10 +516,81 @@ def legal_mask(st, hands, mask):
         mask[SURRENDER] = can_surrender(st, hands, h)
 
 
+# ============================================================================= seats
+@njit(cache=True, _nrt=False, inline="always")
+def seat_hands(hands, s):
+    """Seat s's hands: rows s * MAX_HANDS .. of the table's hand array (a view, no copy)."""
+    return hands[s * MAX_HANDS : (s + 1) * MAX_HANDS]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def seat_res(res, s):
+    """Seat s's results: its RES_SIZE block of the table's result array (a view)."""
+    return res[s * RES_SIZE : (s + 1) * RES_SIZE]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def seat_slot(s, field):
+    """st index of a field of seat s's block (SEAT_*)."""
+    return S_SEAT_BASE + s * SEAT_FIELDS + field
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _save_seat(st):
+    """Store the acting seat's scalars (S_NUM_HANDS, S_CUR, S_INS, S_NATURAL) in its block."""
+    base = S_SEAT_BASE + st[S_SEAT] * SEAT_FIELDS
+    st[base + SEAT_NUM_HANDS] = st[S_NUM_HANDS]
+    st[base + SEAT_CUR] = st[S_CUR]
+    st[base + SEAT_INS] = st[S_INS]
+    st[base + SEAT_NATURAL] = st[S_NATURAL]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _load_seat(st, s):
+    """Load seat s's scalars from its block into the acting seat's slots."""
+    st[S_SEAT] = s
+    base = S_SEAT_BASE + s * SEAT_FIELDS
+    st[S_NUM_HANDS] = st[base + SEAT_NUM_HANDS]
+    st[S_CUR] = st[base + SEAT_CUR]
+    st[S_INS] = st[base + SEAT_INS]
+    st[S_NATURAL] = st[base + SEAT_NATURAL]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _switch_seat(st, s):
+    """Make seat s the acting one: the game's functions read and write its scalars in place."""
+    if s != st[S_SEAT]:
+        _save_seat(st)
+        _load_seat(st, s)
+
+
+def set_seats(st: np.ndarray, seats: int) -> None:
+    """A table of ``seats`` boxes, every one playing (``SEAT_ACTIVE`` turns one off for a round)."""
+    if not 1 <= seats <= MAX_SEATS:
+        raise ValueError(f"seats must be 1..{MAX_SEATS}, got {seats}")
+    st[S_SEATS] = seats
+    for s in range(MAX_SEATS):
+        st[S_SEAT_BASE + s * SEAT_FIELDS + SEAT_ACTIVE] = int(s < seats)
+
+
+def new_hands(seats: int = 1) -> np.ndarray:
+    """The hand array of a table of ``seats`` boxes (MAX_HANDS rows each)."""
+    return np.zeros((seats * MAX_HANDS, HAND_FIELDS), HAND_DTYPE)
+
+
+def new_res(seats: int = 1) -> np.ndarray:
+    """The result array of a table of ``seats`` boxes (a RES_SIZE block each)."""
+    return np.zeros(seats * RES_SIZE, np.float64)
+
+
 # ============================================================================= round flow
 @njit(cache=True, _nrt=False, forceinline=True)
 def start_round(st, hands, shoe, res):
-    """Deal a new round (player, up card, player, hole card) and open its first decision."""
+    """Deal a new round and open its first decision.
+
+    Deal order: one card to each playing seat from seat 0 up, the dealer's up card, a second card
+    to each seat in the same order, then the hole card (peek games; no-hole-card games draw the
+    dealer's second card after the players act)."""
     if st[S_RULES + R_DECKS] != 0:
         cut = st[S_CUT]
         if cut == 0 or st[S_SHOE_POS] >= cut or st[S_FORCE_SHUFFLE]:
@@ -502,62 +599,127 @@ def start_round(st, hands, shoe, res):
     st[S_ROUNDS] += 1
     st[S_ROUND_START] = st[S_SHOE_POS]
     st[S_MID_SHUFFLE] = 0
-    for h in range(max(st[S_NUM_HANDS], 1)):
-        for field in range(H_CARDS):  # a hand's cards are read only up to its count
-            hands[h, field] = 0
-    for i in range(RES_REWARD + 1):  # the results; the scratch slots after them need no clearing
-        res[i] = 0.0
-    st[S_NUM_HANDS] = 1
-    st[S_CUR] = 0
-    st[S_INS] = INS_NONE
+    n_playing = 0
+    for s in range(st[S_SEATS]):
+        base = S_SEAT_BASE + s * SEAT_FIELDS
+        sh = seat_hands(hands, s)
+        for h in range(max(st[base + SEAT_NUM_HANDS], 1)):
+            for field in range(H_CARDS):  # a hand's cards are read only up to its count
+                sh[h, field] = 0
+        rs = seat_res(res, s)
+        for i in range(RES_REWARD + 1):  # the results; the scratch slots after them need no clearing
+            rs[i] = 0.0
+        playing = st[base + SEAT_ACTIVE] != 0
+        st[base + SEAT_NUM_HANDS] = 1 if playing else 0
+        st[base + SEAT_CUR] = 0
+        st[base + SEAT_INS] = INS_NONE
+        st[base + SEAT_NATURAL] = 0
+        st[base + SEAT_DEFER] = 0
+        if playing:
+            sh[0, H_BET] = 1
+            sh[0, H_STATUS] = HS_PLAY
+            st[S_ORDER + n_playing] = s
+            n_playing += 1
     st[S_DEALER_N] = 0
     st[S_DEALER_HARD] = 0
     st[S_DEALER_ACES] = 0
     st[S_HOLE_HIDDEN] = 0
     st[S_PEEK_PENDING] = 0
     st[S_PEEKED] = 0
-    hands[0, H_BET] = 1
-    hands[0, H_STATUS] = HS_PLAY
-    n_cards = 4 if st[S_RULES + R_PEEK] != 0 else 3  # no peek: the hole card comes at the end
+    n_cards = 2 * n_playing + (2 if st[S_RULES + R_PEEK] != 0 else 1)  # no peek: the hole card comes at the end
     for k in range(n_cards):  # one call site of the inlined draw
         code = draw(st, shoe)
-        if k % 2 == 0:
-            add_card(hands, 0, code)
+        r = k % (n_playing + 1)
+        if r < n_playing:
+            add_card(seat_hands(hands, st[S_ORDER + r]), 0, code)
         else:
             dealer_add(st, code)
-    if n_cards == 4:
+    if st[S_DEALER_N] == 2:
         st[S_HOLE_HIDDEN] = 1
-    natural = hand_total(hands, 0) == 21
-    st[S_NATURAL] = natural
-    if up_value(st) == 1:
+    first_insured = -1
+    for r in range(n_playing):
+        s = st[S_ORDER + r]
+        natural = hand_total(seat_hands(hands, s), 0) == 21
+        st[seat_slot(s, SEAT_NATURAL)] = natural
         offered = st[S_RULES + R_INSURANCE] != 0 or (natural and st[S_RULES + R_EVEN_MONEY] != 0)
-        if offered:
-            st[S_INS] = INS_PENDING
-            st[S_PHASE] = P_INSURANCE
-            return
-    _after_insurance(st)
+        if up_value(st) == 1 and offered:
+            st[seat_slot(s, SEAT_INS)] = INS_PENDING
+            if first_insured < 0:
+                first_insured = s
+    _load_seat(st, st[S_ORDER] if n_playing > 0 else 0)
+    if first_insured >= 0:
+        _switch_seat(st, first_insured)
+        st[S_PHASE] = P_INSURANCE
+    else:
+        _after_insurance(st, hands)
+    _save_seat(st)
 
 
 @njit(cache=True, _nrt=False)
-def _after_insurance(st):
+def _next_seat_with(st, s, field, value):
+    """The first playing seat from s on whose block field equals value, else -1."""
+    while s < st[S_SEATS]:
+        if st[seat_slot(s, SEAT_ACTIVE)] != 0 and st[seat_slot(s, field)] == value:
+            return s
+        s += 1
+    return -1
+
+
+@njit(cache=True, _nrt=False)
+def _first_waiting(st, s):
+    """The first playing seat from s on that did not take even money (it still plays or
+    settles), else -1."""
+    while s < st[S_SEATS]:
+        if st[seat_slot(s, SEAT_ACTIVE)] != 0 and st[seat_slot(s, SEAT_INS)] != INS_EVEN_MONEY:
+            return s
+        s += 1
+    return -1
+
+
+@njit(cache=True, _nrt=False)
+def _early_surrender_seat(st, s):
+    """The first seat from s on that makes an early-surrender choice (any seat without a natural
+    and without even money), else -1."""
+    while s < st[S_SEATS]:
+        if (
+            st[seat_slot(s, SEAT_ACTIVE)] != 0
+            and st[seat_slot(s, SEAT_NATURAL)] == 0
+            and st[seat_slot(s, SEAT_INS)] != INS_EVEN_MONEY
+        ):
+            return s
+        s += 1
+    return -1
+
+
+@njit(cache=True, _nrt=False)
+def _after_insurance(st, hands):
+    """Every seat has answered insurance: the peek (or the early-surrender choices that come
+    before it), then the first decision of play. Returns True when no seat has anything left
+    (every seat took even money). Draws no card."""
+    _save_seat(st)
+    waiting = _first_waiting(st, 0)
+    if waiting < 0:
+        return True  # every seat took even money
     up = up_value(st)
-    natural = st[S_NATURAL] != 0
     if st[S_RULES + R_PEEK] != 0 and (up == 1 or up == 10):
-        if not natural and st[S_RULES + R_SURRENDER] == SURR_EARLY and surrender_allowed_vs(st):
+        first = _early_surrender_seat(st, 0)
+        if first >= 0 and st[S_RULES + R_SURRENDER] == SURR_EARLY and surrender_allowed_vs(st):
             st[S_PEEK_PENDING] = 1  # early surrender is decided before the dealer checks
+            _switch_seat(st, first)
+            st[S_CUR] = 0
             st[S_PHASE] = P_PLAY
-            return
+            return False
         st[S_PEEKED] = 1
-        if dealer_blackjack(st):
-            st[S_PHASE] = P_SETTLE
-            return
-    st[S_PHASE] = P_SETTLE if natural else P_PLAY
+    _switch_seat(st, waiting)  # the first seat to act: it holds two cards, so it decides
+    settle_only = st[S_NATURAL] != 0 or (st[S_PEEKED] != 0 and dealer_blackjack(st))
+    st[S_PHASE] = P_SETTLE if settle_only else P_PLAY
+    return False
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def _play_from(st, hands, shoe, h):
-    """Move play to hand h (dealing a split hand its second card); returns True when no hand
-    is left to play (the round is then settled by ``finish_round``)."""
+    """Move play to hand h of the acting seat (dealing a split hand its second card); returns
+    True when the seat has no hand left to play."""
     while h < st[S_NUM_HANDS]:
         st[S_CUR] = h
         if hands[h, H_N] == 1:
@@ -596,11 +758,12 @@ def _split(st, hands, h):
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def _play_action(st, hands, shoe, action):
-    """Apply a playing action to the current hand; returns True when the round is over."""
+    """Apply a playing action to the acting seat's current hand; returns the hand play moves on
+    from (``_play_from``), or -1 while the same hand still decides."""
     h = st[S_CUR]
     if action == SPLIT:
         _split(st, hands, h)
-        return _play_from(st, hands, shoe, h)
+        return h
     if action == STAND:
         hands[h, H_STATUS] = HS_STOOD
     elif action in (HIT, DOUBLE):  # one call site of the inlined draw
@@ -614,38 +777,103 @@ def _play_action(st, hands, shoe, action):
         elif total == 21 or action == DOUBLE:
             hands[h, H_STATUS] = HS_STOOD
         else:
-            return False
+            return -1
     elif action == SURRENDER:
         hands[h, H_STATUS] = HS_SURRENDERED
     else:
-        return False
-    return _play_from(st, hands, shoe, h + 1)
+        return -1
+    return h + 1
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _play_on(st, hands, shoe, s, h, action):
+    """Play on from seat s's hand h (first applying ``action`` to its current hand, if >= 0),
+    then seat after seat, until a decision is due; returns True when every seat is done.
+
+    A seat coming up settles at once (P_SETTLE) with a natural or after a peek found the dealer's
+    blackjack; a seat that chose before an early-surrender peek has that choice carried out first."""
+    while s < st[S_SEATS]:
+        if st[seat_slot(s, SEAT_ACTIVE)] != 0:
+            _switch_seat(st, s)
+            sh = seat_hands(hands, s)
+            if action < 0 and st[seat_slot(s, SEAT_DEFER)] != 0:
+                action = st[seat_slot(s, SEAT_DEFER)] - 1
+                st[seat_slot(s, SEAT_DEFER)] = 0
+            elif action < 0 and st[S_INS] == INS_EVEN_MONEY:
+                h = st[S_NUM_HANDS]  # paid already: nothing to play
+            elif action < 0 and (st[S_NATURAL] != 0 or (st[S_PEEKED] != 0 and dealer_blackjack(st))):
+                st[S_PHASE] = P_SETTLE
+                return False
+            if action >= 0:
+                h = _play_action(st, sh, shoe, action)  # the one call site of each inlined piece
+                action = -1
+                if h < 0:
+                    return False
+            if not _play_from(st, sh, shoe, h):
+                return False
+        s += 1
+        h = 0
+    return True
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def step_round(st, hands, shoe, rv, res, action):
-    """Apply one legal action; returns the round's reward once it is over, else 0.
+    """Apply the acting seat's legal action and move to the next decision at the table;
+    returns seat 0's reward once the round is over, else 0 (every seat's is in its res block).
 
-    Every path that ends the round meets at one ``finish_round`` (inlined once)."""
+    Every path that plays on meets at one ``_play_on``, and every path that ends the round at
+    one ``finish_round`` (each inlined once)."""
     phase = st[S_PHASE]
+    s = st[S_SEAT]
+    over = False
+    play_seat = -1
+    play_hand = 0
+    play_action = -1
     if phase == P_INSURANCE:
         if action == INSURANCE and st[S_NATURAL] and st[S_RULES + R_EVEN_MONEY] != 0:
             st[S_INS] = INS_EVEN_MONEY
         else:
             st[S_INS] = INS_TAKEN if action == INSURANCE else INS_DECLINED
-            _after_insurance(st)
-            return 0.0
-    elif phase != P_SETTLE:
-        peek_blackjack = False
-        if st[S_PEEK_PENDING]:
+        _save_seat(st)
+        following = _next_seat_with(st, s + 1, SEAT_INS, INS_PENDING)
+        if following >= 0:
+            _switch_seat(st, following)
+        else:
+            over = _after_insurance(st, hands)
+    elif phase == P_SETTLE:
+        play_seat = s + 1
+    elif st[S_PEEK_PENDING]:
+        # early surrender: a seat's first choice; anything but SURRENDER waits for the peek
+        if action == SURRENDER:
+            seat_hands(hands, s)[0, H_STATUS] = HS_SURRENDERED
+        else:
+            st[seat_slot(s, SEAT_DEFER)] = action + 1
+        following = _early_surrender_seat(st, s + 1)
+        if following >= 0:
+            _switch_seat(st, following)
+            st[S_CUR] = 0
+        else:
             st[S_PEEK_PENDING] = 0
-            if action != SURRENDER:  # the dealer checks: on a blackjack the action never happens
+            waiting = False  # a seat whose result still depends on the peek: a choice or a natural
+            for t in range(st[S_SEATS]):
+                waiting |= st[seat_slot(t, SEAT_DEFER)] != 0
+                waiting |= st[seat_slot(t, SEAT_NATURAL)] != 0 and st[seat_slot(t, SEAT_INS)] != INS_EVEN_MONEY
+            if not waiting:
+                over = True  # every seat surrendered: the dealer need not check
+            else:
                 st[S_PEEKED] = 1
-                peek_blackjack = dealer_blackjack(st)
-        if not peek_blackjack and not _play_action(st, hands, shoe, action):
-            return 0.0
-    finish_round(st, hands, shoe, rv, res)
-    return res[RES_REWARD]
+                over = dealer_blackjack(st)  # on a blackjack the waiting choices never happen
+                play_seat = -1 if over else 0
+    else:
+        play_seat = s
+        play_hand = st[S_CUR]
+        play_action = action
+    if play_seat >= 0:
+        over = _play_on(st, hands, shoe, play_seat, play_hand, play_action)
+    if over:
+        finish_round(st, hands, shoe, rv, res)
+    _save_seat(st)
+    return res[RES_REWARD] if over else 0.0
 
 
 @njit(cache=True, _nrt=False)
@@ -661,11 +889,16 @@ def dealer_stands_on(st, hard, aces):
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def settle(st, hands, rv, res, dealer_total, dealer_bj):
-    """Every bet's result against one dealer outcome, into res; returns the round's net result.
+    """Every bet of the acting seat against one dealer outcome, into res (its block); returns the
+    seat's net result.
 
     The table's one settlement rule, applied to the dealt outcome and, for expected rewards, to
     each outcome the dealer's unseen cards could make."""
     n_hands = st[S_NUM_HANDS]
+    res[RES_INSURANCE] = 0.0
+    if st[S_INS] == INS_EVEN_MONEY:
+        res[0] = 1.0
+        return 1.0
     natural = st[S_NATURAL] != 0 and n_hands == 1
     late_no_peek = st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_SURRENDER] == SURR_LATE
     surrendered = False
@@ -695,7 +928,6 @@ def settle(st, hands, rv, res, dealer_total, dealer_bj):
         for h in range(n_hands):
             res[h] = -1.0 if h == 0 else 0.0
         total = -1.0
-    res[RES_INSURANCE] = 0.0
     if st[S_INS] == INS_TAKEN:
         res[RES_INSURANCE] = 1.0 if dealer_bj else -0.5
         total += res[RES_INSURANCE]
@@ -704,32 +936,41 @@ def settle(st, hands, rv, res, dealer_total, dealer_bj):
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def finish_round(st, hands, shoe, rv, res):
-    """Play the dealer's hand as far as the table needs it, then settle every bet."""
-    n_hands = st[S_NUM_HANDS]
-    natural = st[S_NATURAL] != 0 and n_hands == 1
-    ins = st[S_INS]
+    """Play the dealer's hand as far as the table needs it, then settle every seat's bets.
+
+    The dealer draws while any hand at the table must be compared with the dealer's total; a
+    no-hole-card dealer takes the second card when any seat's result depends on it."""
     late_no_peek = st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_SURRENDER] == SURR_LATE
     live = False  # a hand that must be compared with the dealer's total
-    surrendered = False
-    for h in range(n_hands):
-        status = hands[h, H_STATUS]
-        if status in (HS_PLAY, HS_WAIT):  # settled without playing on (natural, blackjack)
-            status = HS_STOOD
-            hands[h, H_STATUS] = status
-        if status == HS_SURRENDERED:
-            surrendered = True
-        elif status != HS_BUST and not natural:
-            live = True
+    needs_card = False  # a result that depends on the dealer's second card
+    for s in range(st[S_SEATS]):
+        if st[seat_slot(s, SEAT_ACTIVE)] == 0:
+            continue
+        _switch_seat(st, s)
+        sh = seat_hands(hands, s)
+        natural = st[S_NATURAL] != 0 and st[S_NUM_HANDS] == 1
+        surrendered = False
+        for h in range(st[S_NUM_HANDS]):
+            status = sh[h, H_STATUS]
+            if status in (HS_PLAY, HS_WAIT):  # settled without playing on (natural, blackjack)
+                status = HS_STOOD
+                sh[h, H_STATUS] = status
+            if status == HS_SURRENDERED:
+                surrendered = True
+            elif status != HS_BUST and not natural:
+                live = True
+        if st[S_INS] != INS_EVEN_MONEY:
+            needs_card |= natural or st[S_INS] == INS_TAKEN or (surrendered and late_no_peek)
+    needs_card |= live
     st[S_PHASE] = P_OVER
-    if ins == INS_EVEN_MONEY:
-        res[0] = 1.0
-        res[RES_TOTAL] = 1.0
-        res[RES_REWARD] = 1.0
-        st[S_HOLE_HIDDEN] = 0
-        return
-    needs_card = live or natural or ins == INS_TAKEN or (surrendered and late_no_peek)
     expected = st[S_REWARD_MODE] == REWARD_EXPECTED and _dealer_unknown(st, needs_card)
-    reward = _expected_result(st, hands, rv, res) if expected else 0.0
+    if expected:
+        _dealer_outcomes(st, res)  # the dealer's outcome probabilities, in seat 0's scratch
+        for s in range(st[S_SEATS]):
+            if st[seat_slot(s, SEAT_ACTIVE)] != 0:
+                _switch_seat(st, s)
+                rs = seat_res(res, s)
+                rs[RES_REWARD] = _expected_result(st, seat_hands(hands, s), rv, rs, res)
     hole = st[S_DEALER_N] == 1 and needs_card  # no hole card: the second card comes now
     st[S_HOLE_HIDDEN] = 0
     dealer_bj = False
@@ -741,8 +982,13 @@ def finish_round(st, hands, shoe, rv, res):
         dealer_add(st, draw(st, shoe))
         hole = False
     dealer_total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
-    res[RES_TOTAL] = settle(st, hands, rv, res, dealer_total, dealer_bj)
-    res[RES_REWARD] = reward if expected else res[RES_TOTAL]
+    for s in range(st[S_SEATS]):
+        if st[seat_slot(s, SEAT_ACTIVE)] != 0:
+            _switch_seat(st, s)
+            rs = seat_res(res, s)
+            rs[RES_TOTAL] = settle(st, seat_hands(hands, s), rv, rs, dealer_total, dealer_bj)
+            if not expected:
+                rs[RES_REWARD] = rs[RES_TOTAL]
 
 
 # ============================================================================= expected rewards
@@ -772,12 +1018,14 @@ def _dealer_unknown(st, needs_card):
 
 
 @njit(cache=True, _nrt=False)
-def _expected_result(st, hands, rv, res):
-    """The round's net result averaged over the dealer's possible outcomes (the same settle)."""
-    _dealer_outcomes(st, res)
+def _expected_result(st, hands, rv, res, outcomes):
+    """The acting seat's net result averaged over the dealer's possible outcomes (the same
+    settle), with their probabilities in outcomes[RES_DEALER:] (``_dealer_outcomes``)."""
+    if st[S_INS] == INS_EVEN_MONEY:
+        return 1.0
     expected = 0.0
     for outcome in range(N_DEALER_OUTCOMES):
-        p = res[RES_DEALER + outcome]
+        p = outcomes[RES_DEALER + outcome]
         if p > 0.0:
             bj = outcome == DEALER_BLACKJACK
             expected += p * settle(st, hands, rv, res, 21 if bj else 17 + outcome, bj)
@@ -887,17 +1135,23 @@ def write_obs(st, hands, obs, count_mode):
 
 # ============================================================================= env entry points
 @njit(cache=True, _nrt=False)
+def write_view(st, hands, obs, mask, count_mode):
+    """The acting seat's observation and legal actions."""
+    sh = seat_hands(hands, st[S_SEAT])
+    write_obs(st, sh, obs, count_mode)
+    legal_mask(st, sh, mask)
+
+
+@njit(cache=True, _nrt=False)
 def env_reset(st, hands, shoe, res, obs, mask, count_mode):
     """Start a round and write its observation and mask (one compiled call per reset)."""
     start_round(st, hands, shoe, res)
-    write_obs(st, hands, obs, count_mode)
-    legal_mask(st, hands, mask)
+    write_view(st, hands, obs, mask, count_mode)
 
 
 @njit(cache=True, _nrt=False)
 def env_step(st, hands, shoe, rv, res, obs, mask, count_mode, action):
     """Apply a legal action and write the next observation and mask; returns the reward."""
     reward = step_round(st, hands, shoe, rv, res, action)
-    write_obs(st, hands, obs, count_mode)
-    legal_mask(st, hands, mask)
+    write_view(st, hands, obs, mask, count_mode)
     return reward
