@@ -9,7 +9,7 @@ State of one table (see the index constants below):
 * ``st``    int64[ST_SIZE]: round scalars, the random-number state, remaining cards per rank,
   stacked cards and the dealer's cards.
 * ``hands`` int16[seats * MAX_HANDS, HAND_FIELDS]: every seat's hands (totals, bet, status,
-  cards), MAX_HANDS rows a seat (``seat_hands`` is seat s's view).
+  cards), MAX_HANDS rows a seat: seat s's hand i is row s * MAX_HANDS + i.
 * ``shoe``  int8[n_cards]: the shoe as card codes; ``shoe[:pos]`` have been dealt. Cards are
   drawn by a lazy Fisher-Yates shuffle (each draw swaps a uniformly chosen undealt card into
   place), so shuffling is O(1) and the dealt order is a uniform random permutation.
@@ -17,13 +17,14 @@ State of one table (see the index constants below):
 * ``rv``    float64[N_RULES]: the rules (``Rules.to_array``). ``load_rules`` copies the integer ones
   into ``st``, so most functions take only ``st`` and ``hands``: numba passes every array as
   seven or more machine words, and fewer arrays per call made the simulator markedly faster.
-* ``res``   float64[seats * RES_SIZE]: per seat (``seat_res``) each hand's result, the insurance
-  result, the round total and the reward.
+* ``res``   float64[seats * RES_SIZE]: per seat (from s * RES_SIZE) each hand's result, the
+  insurance result, the round total and the reward.
 
 A table has 1..7 seats (boxes), dealt and played in order from seat 0; one seat is the special
 case, dealt and played exactly as a single player. The seat acting now keeps its scalars (hand
-count, current hand, insurance, natural) in the st slots the game's functions read
-(``S_NUM_HANDS`` ...); the others' wait in their seat blocks. Results are per unit of each
+count, current hand's row, insurance, natural, its first row and result slot) in the st slots
+the game's functions read (``S_NUM_HANDS`` ...); the others' wait in their seat blocks. Rows and
+offsets rather than array views: views cost the simulator 5%. Results are per unit of each
 seat's own bet: the adapters multiply by the bets.
 
 Card codes are 1..13 (ace, 2..10, jack, queen, king); their blackjack value is ``min(code, 10)``.
@@ -104,7 +105,8 @@ SEAT_INS = 2
 SEAT_NATURAL = 3
 SEAT_ACTIVE = 4  # the seat plays this round (0: it sits out and is dealt no cards)
 SEAT_DEFER = 5  # early surrender: the seat's first choice + 1, carried out after the peek
-SEAT_FIELDS = 6
+SEAT_POLICY = 6  # which of the driver's policies plays the seat (``table.play_until``)
+SEAT_FIELDS = 7
 
 S_PHASE = 0
 S_NUM_HANDS = 1
@@ -140,7 +142,10 @@ S_TREE_ACES = S_TREE_HARD + MAX_CARDS
 S_TREE_NEXT = S_TREE_ACES + MAX_CARDS
 S_SEATS = S_TREE_NEXT + MAX_CARDS  # boxes at the table, 1..MAX_SEATS (``set_seats``)
 S_SEAT = S_SEATS + 1  # the acting seat: S_NUM_HANDS, S_CUR, S_INS and S_NATURAL are its own
-S_ORDER = S_SEATS + 2  # scratch: the seats playing this round, in deal order (MAX_SEATS slots)
+S_ROW0 = S_SEATS + 2  # the acting seat's first row in hands (S_CUR is a row: S_ROW0 + hand index)
+S_RES0 = S_SEATS + 3  # the acting seat's first slot in res (its results: res[S_RES0 + RES_*])
+S_EVEN_MONEY = S_SEATS + 4  # seats that took even money this round
+S_ORDER = S_SEATS + 5  # scratch: the seats playing this round, in deal order (MAX_SEATS slots)
 S_SEAT_BASE = S_ORDER + MAX_SEATS  # one block of SEAT_FIELDS per seat
 ST_SIZE = S_SEAT_BASE + MAX_SEATS * SEAT_FIELDS
 
@@ -517,25 +522,13 @@ def legal_mask(st, hands, mask):
 
 
 # ============================================================================= seats
-@njit(cache=True, _nrt=False, inline="always")
-def seat_hands(hands, s):
-    """Seat s's hands: rows s * MAX_HANDS .. of the table's hand array (a view, no copy)."""
-    return hands[s * MAX_HANDS : (s + 1) * MAX_HANDS]
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def seat_res(res, s):
-    """Seat s's results: its RES_SIZE block of the table's result array (a view)."""
-    return res[s * RES_SIZE : (s + 1) * RES_SIZE]
-
-
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def seat_slot(s, field):
     """st index of a field of seat s's block (SEAT_*)."""
     return S_SEAT_BASE + s * SEAT_FIELDS + field
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _save_seat(st):
     """Store the acting seat's scalars (S_NUM_HANDS, S_CUR, S_INS, S_NATURAL) in its block."""
     base = S_SEAT_BASE + st[S_SEAT] * SEAT_FIELDS
@@ -545,10 +538,12 @@ def _save_seat(st):
     st[base + SEAT_NATURAL] = st[S_NATURAL]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _load_seat(st, s):
-    """Load seat s's scalars from its block into the acting seat's slots."""
+    """Make seat s the acting one, loading its scalars from its block."""
     st[S_SEAT] = s
+    st[S_ROW0] = s * MAX_HANDS
+    st[S_RES0] = s * RES_SIZE
     base = S_SEAT_BASE + s * SEAT_FIELDS
     st[S_NUM_HANDS] = st[base + SEAT_NUM_HANDS]
     st[S_CUR] = st[base + SEAT_CUR]
@@ -556,7 +551,7 @@ def _load_seat(st, s):
     st[S_NATURAL] = st[base + SEAT_NATURAL]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, forceinline=True)
 def _switch_seat(st, s):
     """Make seat s the acting one: the game's functions read and write its scalars in place."""
     if s != st[S_SEAT]:
@@ -564,13 +559,13 @@ def _switch_seat(st, s):
         _load_seat(st, s)
 
 
-def set_seats(st: np.ndarray, seats: int) -> None:
-    """A table of ``seats`` boxes, every one playing (``SEAT_ACTIVE`` turns one off for a round)."""
-    if not 1 <= seats <= MAX_SEATS:
-        raise ValueError(f"seats must be 1..{MAX_SEATS}, got {seats}")
+@njit(cache=True, _nrt=False)
+def set_seats(st, seats):
+    """A table of ``seats`` boxes (1..MAX_SEATS, checked by the caller), every one playing
+    (``SEAT_ACTIVE`` turns one off for a round)."""
     st[S_SEATS] = seats
     for s in range(MAX_SEATS):
-        st[S_SEAT_BASE + s * SEAT_FIELDS + SEAT_ACTIVE] = int(s < seats)
+        st[S_SEAT_BASE + s * SEAT_FIELDS + SEAT_ACTIVE] = s < seats
 
 
 def new_hands(seats: int = 1) -> np.ndarray:
@@ -600,26 +595,26 @@ def start_round(st, hands, shoe, res):
     st[S_ROUND_START] = st[S_SHOE_POS]
     st[S_MID_SHUFFLE] = 0
     n_playing = 0
-    for s in range(st[S_SEATS]):
+    for s in range(st[S_SEATS]):  # row offsets, not views: this runs every round
         base = S_SEAT_BASE + s * SEAT_FIELDS
-        sh = seat_hands(hands, s)
+        row = s * MAX_HANDS
         for h in range(max(st[base + SEAT_NUM_HANDS], 1)):
             for field in range(H_CARDS):  # a hand's cards are read only up to its count
-                sh[h, field] = 0
-        rs = seat_res(res, s)
-        for i in range(RES_REWARD + 1):  # the results; the scratch slots after them need no clearing
-            rs[i] = 0.0
-        playing = st[base + SEAT_ACTIVE] != 0
-        st[base + SEAT_NUM_HANDS] = 1 if playing else 0
-        st[base + SEAT_CUR] = 0
+                hands[row + h, field] = 0
+        for i in range(s * RES_SIZE, s * RES_SIZE + RES_REWARD + 1):  # results, not the scratch
+            res[i] = 0.0
         st[base + SEAT_INS] = INS_NONE
         st[base + SEAT_NATURAL] = 0
         st[base + SEAT_DEFER] = 0
-        if playing:
-            sh[0, H_BET] = 1
-            sh[0, H_STATUS] = HS_PLAY
+        st[base + SEAT_NUM_HANDS] = 0
+        if st[base + SEAT_ACTIVE] != 0:
+            st[base + SEAT_NUM_HANDS] = 1
+            hands[row, H_BET] = 1
+            hands[row, H_STATUS] = HS_PLAY
             st[S_ORDER + n_playing] = s
             n_playing += 1
+        st[base + SEAT_CUR] = row
+    st[S_EVEN_MONEY] = 0
     st[S_DEALER_N] = 0
     st[S_DEALER_HARD] = 0
     st[S_DEALER_ACES] = 0
@@ -627,32 +622,34 @@ def start_round(st, hands, shoe, res):
     st[S_PEEK_PENDING] = 0
     st[S_PEEKED] = 0
     n_cards = 2 * n_playing + (2 if st[S_RULES + R_PEEK] != 0 else 1)  # no peek: the hole card comes at the end
-    for k in range(n_cards):  # one call site of the inlined draw
+    r = 0  # who gets the card: the r-th playing seat, or the dealer when r == n_playing
+    for _ in range(n_cards):  # one call site of the inlined draw
         code = draw(st, shoe)
-        r = k % (n_playing + 1)
         if r < n_playing:
-            add_card(seat_hands(hands, st[S_ORDER + r]), 0, code)
+            add_card(hands, st[S_ORDER + r] * MAX_HANDS, code)  # the seat's first hand
+            r += 1
         else:
             dealer_add(st, code)
+            r = 0
     if st[S_DEALER_N] == 2:
         st[S_HOLE_HIDDEN] = 1
+    up_ace = up_value(st) == 1
     first_insured = -1
     for r in range(n_playing):
         s = st[S_ORDER + r]
-        natural = hand_total(seat_hands(hands, s), 0) == 21
+        row = s * MAX_HANDS
+        natural = best_total(hands[row, H_HARD], hands[row, H_ACES]) == 21
         st[seat_slot(s, SEAT_NATURAL)] = natural
         offered = st[S_RULES + R_INSURANCE] != 0 or (natural and st[S_RULES + R_EVEN_MONEY] != 0)
-        if up_value(st) == 1 and offered:
+        if up_ace and offered:
             st[seat_slot(s, SEAT_INS)] = INS_PENDING
             if first_insured < 0:
                 first_insured = s
-    _load_seat(st, st[S_ORDER] if n_playing > 0 else 0)
+    _load_seat(st, first_insured if first_insured >= 0 else st[S_ORDER])
     if first_insured >= 0:
-        _switch_seat(st, first_insured)
         st[S_PHASE] = P_INSURANCE
     else:
-        _after_insurance(st, hands)
-    _save_seat(st)
+        _after_insurance(st)
 
 
 @njit(cache=True, _nrt=False)
@@ -691,26 +688,26 @@ def _early_surrender_seat(st, s):
     return -1
 
 
-@njit(cache=True, _nrt=False)
-def _after_insurance(st, hands):
+@njit(cache=True, _nrt=False, forceinline=True)
+def _after_insurance(st):
     """Every seat has answered insurance: the peek (or the early-surrender choices that come
     before it), then the first decision of play. Returns True when no seat has anything left
     (every seat took even money). Draws no card."""
-    _save_seat(st)
-    waiting = _first_waiting(st, 0)
-    if waiting < 0:
-        return True  # every seat took even money
+    waiting = st[S_ORDER]  # the first seat to act: it holds two cards, so it decides
+    if st[S_EVEN_MONEY] > 0:
+        waiting = _first_waiting(st, 0)
+        if waiting < 0:
+            return True  # every seat took even money
     up = up_value(st)
     if st[S_RULES + R_PEEK] != 0 and (up == 1 or up == 10):
-        first = _early_surrender_seat(st, 0)
-        if first >= 0 and st[S_RULES + R_SURRENDER] == SURR_EARLY and surrender_allowed_vs(st):
+        first = _early_surrender_seat(st, 0) if st[S_RULES + R_SURRENDER] == SURR_EARLY else -1
+        if first >= 0 and surrender_allowed_vs(st):
             st[S_PEEK_PENDING] = 1  # early surrender is decided before the dealer checks
             _switch_seat(st, first)
-            st[S_CUR] = 0
             st[S_PHASE] = P_PLAY
             return False
         st[S_PEEKED] = 1
-    _switch_seat(st, waiting)  # the first seat to act: it holds two cards, so it decides
+    _switch_seat(st, waiting)
     settle_only = st[S_NATURAL] != 0 or (st[S_PEEKED] != 0 and dealer_blackjack(st))
     st[S_PHASE] = P_SETTLE if settle_only else P_PLAY
     return False
@@ -718,9 +715,9 @@ def _after_insurance(st, hands):
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def _play_from(st, hands, shoe, h):
-    """Move play to hand h of the acting seat (dealing a split hand its second card); returns
-    True when the seat has no hand left to play."""
-    while h < st[S_NUM_HANDS]:
+    """Move play to the acting seat's hand in row h (dealing a split hand its second card);
+    returns True when the seat has no hand left to play."""
+    while h < st[S_ROW0] + st[S_NUM_HANDS]:
         st[S_CUR] = h
         if hands[h, H_N] == 1:
             add_card(hands, h, draw(st, shoe))
@@ -736,8 +733,8 @@ def _play_from(st, hands, shoe, h):
 
 @njit(cache=True, _nrt=False)
 def _split(st, hands, h):
-    """Move the second card of hand h to a new hand at the end of the row."""
-    new = st[S_NUM_HANDS]
+    """Move the second card of the hand in row h to a new hand after the seat's last one."""
+    new = st[S_ROW0] + st[S_NUM_HANDS]
     code = hands[h, H_CARDS + 1]
     value = card_value(code)
     hands[h, H_CARDS + 1] = 0
@@ -753,7 +750,7 @@ def _split(st, hands, h):
     if value == 1:
         hands[h, H_SPLIT_ACE] = 1
         hands[new, H_SPLIT_ACE] = 1
-    st[S_NUM_HANDS] = new + 1
+    st[S_NUM_HANDS] += 1
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -786,33 +783,36 @@ def _play_action(st, hands, shoe, action):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _play_on(st, hands, shoe, s, h, action):
-    """Play on from seat s's hand h (first applying ``action`` to its current hand, if >= 0),
-    then seat after seat, until a decision is due; returns True when every seat is done.
+def _play_on(st, hands, shoe, s, action):
+    """Play on from seat s (first applying ``action`` to its current hand, if >= 0), then seat
+    after seat, until a decision is due; returns True when every seat is done.
 
-    A seat coming up settles at once (P_SETTLE) with a natural or after a peek found the dealer's
-    blackjack; a seat that chose before an early-surrender peek has that choice carried out first."""
+    A seat coming up settles at once (P_SETTLE) with a natural, or with an unplayed hand after a
+    peek found the dealer's blackjack; a seat that chose before an early-surrender peek has that
+    choice carried out first."""
     while s < st[S_SEATS]:
         if st[seat_slot(s, SEAT_ACTIVE)] != 0:
             _switch_seat(st, s)
-            sh = seat_hands(hands, s)
-            if action < 0 and st[seat_slot(s, SEAT_DEFER)] != 0:
-                action = st[seat_slot(s, SEAT_DEFER)] - 1
-                st[seat_slot(s, SEAT_DEFER)] = 0
-            elif action < 0 and st[S_INS] == INS_EVEN_MONEY:
-                h = st[S_NUM_HANDS]  # paid already: nothing to play
-            elif action < 0 and (st[S_NATURAL] != 0 or (st[S_PEEKED] != 0 and dealer_blackjack(st))):
-                st[S_PHASE] = P_SETTLE
-                return False
+            h = st[S_CUR]
+            if action < 0:  # the seat comes up
+                if st[seat_slot(s, SEAT_DEFER)] != 0:
+                    action = st[seat_slot(s, SEAT_DEFER)] - 1
+                    st[seat_slot(s, SEAT_DEFER)] = 0
+                elif st[S_INS] == INS_EVEN_MONEY:
+                    h = st[S_ROW0] + st[S_NUM_HANDS]  # paid already: nothing to play
+                elif st[S_NATURAL] != 0 or (
+                    st[S_PEEKED] != 0 and hands[h, H_STATUS] == HS_PLAY and dealer_blackjack(st)
+                ):
+                    st[S_PHASE] = P_SETTLE
+                    return False
             if action >= 0:
-                h = _play_action(st, sh, shoe, action)  # the one call site of each inlined piece
+                h = _play_action(st, hands, shoe, action)  # the one call site of each inlined piece
                 action = -1
                 if h < 0:
                     return False
-            if not _play_from(st, sh, shoe, h):
+            if not _play_from(st, hands, shoe, h):
                 return False
         s += 1
-        h = 0
     return True
 
 
@@ -827,11 +827,11 @@ def step_round(st, hands, shoe, rv, res, action):
     s = st[S_SEAT]
     over = False
     play_seat = -1
-    play_hand = 0
     play_action = -1
     if phase == P_INSURANCE:
         if action == INSURANCE and st[S_NATURAL] and st[S_RULES + R_EVEN_MONEY] != 0:
             st[S_INS] = INS_EVEN_MONEY
+            st[S_EVEN_MONEY] += 1
         else:
             st[S_INS] = INS_TAKEN if action == INSURANCE else INS_DECLINED
         _save_seat(st)
@@ -839,19 +839,18 @@ def step_round(st, hands, shoe, rv, res, action):
         if following >= 0:
             _switch_seat(st, following)
         else:
-            over = _after_insurance(st, hands)
+            over = _after_insurance(st)
     elif phase == P_SETTLE:
         play_seat = s + 1
     elif st[S_PEEK_PENDING]:
         # early surrender: a seat's first choice; anything but SURRENDER waits for the peek
         if action == SURRENDER:
-            seat_hands(hands, s)[0, H_STATUS] = HS_SURRENDERED
+            hands[st[S_CUR], H_STATUS] = HS_SURRENDERED
         else:
             st[seat_slot(s, SEAT_DEFER)] = action + 1
         following = _early_surrender_seat(st, s + 1)
         if following >= 0:
             _switch_seat(st, following)
-            st[S_CUR] = 0
         else:
             st[S_PEEK_PENDING] = 0
             waiting = False  # a seat whose result still depends on the peek: a choice or a natural
@@ -862,17 +861,19 @@ def step_round(st, hands, shoe, rv, res, action):
                 over = True  # every seat surrendered: the dealer need not check
             else:
                 st[S_PEEKED] = 1
-                over = dealer_blackjack(st)  # on a blackjack the waiting choices never happen
-                play_seat = -1 if over else 0
+                if dealer_blackjack(st):  # the waiting choices never happen: those hands lose as they are
+                    for t in range(st[S_SEATS]):
+                        if st[seat_slot(t, SEAT_DEFER)] != 0:
+                            st[seat_slot(t, SEAT_DEFER)] = 0
+                            hands[t * MAX_HANDS, H_STATUS] = HS_STOOD
+                play_seat = 0  # a seat with a natural still settles in its turn
     else:
         play_seat = s
-        play_hand = st[S_CUR]
         play_action = action
     if play_seat >= 0:
-        over = _play_on(st, hands, shoe, play_seat, play_hand, play_action)
+        over = _play_on(st, hands, shoe, play_seat, play_action)
     if over:
         finish_round(st, hands, shoe, rv, res)
-    _save_seat(st)
     return res[RES_REWARD] if over else 0.0
 
 
@@ -889,21 +890,24 @@ def dealer_stands_on(st, hard, aces):
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def settle(st, hands, rv, res, dealer_total, dealer_bj):
-    """Every bet of the acting seat against one dealer outcome, into res (its block); returns the
-    seat's net result.
+    """Every bet of the acting seat against one dealer outcome, into its block of res; returns
+    the seat's net result.
 
     The table's one settlement rule, applied to the dealt outcome and, for expected rewards, to
     each outcome the dealer's unseen cards could make."""
     n_hands = st[S_NUM_HANDS]
-    res[RES_INSURANCE] = 0.0
+    row0 = st[S_ROW0]
+    r0 = st[S_RES0]
+    res[r0 + RES_INSURANCE] = 0.0
     if st[S_INS] == INS_EVEN_MONEY:
-        res[0] = 1.0
+        res[r0] = 1.0
         return 1.0
     natural = st[S_NATURAL] != 0 and n_hands == 1
     late_no_peek = st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_SURRENDER] == SURR_LATE
     surrendered = False
     total = 0.0
-    for h in range(n_hands):
+    for i in range(n_hands):
+        h = row0 + i
         bet = float(hands[h, H_BET])
         status = hands[h, H_STATUS]
         if status == HS_SURRENDERED:
@@ -921,16 +925,16 @@ def settle(st, hands, rv, res, dealer_total, dealer_bj):
                 result = 0.0
             else:
                 result = -bet
-        res[h] = result
+        res[r0 + i] = result
         total += result
     if dealer_bj and st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_OBO] != 0 and not natural and not surrendered:
         # original bets only: the dealer's blackjack takes one unit, doubles and splits come back
-        for h in range(n_hands):
-            res[h] = -1.0 if h == 0 else 0.0
+        for i in range(n_hands):
+            res[r0 + i] = -1.0 if i == 0 else 0.0
         total = -1.0
     if st[S_INS] == INS_TAKEN:
-        res[RES_INSURANCE] = 1.0 if dealer_bj else -0.5
-        total += res[RES_INSURANCE]
+        res[r0 + RES_INSURANCE] = 1.0 if dealer_bj else -0.5
+        total += res[r0 + RES_INSURANCE]
     return total
 
 
@@ -947,14 +951,13 @@ def finish_round(st, hands, shoe, rv, res):
         if st[seat_slot(s, SEAT_ACTIVE)] == 0:
             continue
         _switch_seat(st, s)
-        sh = seat_hands(hands, s)
         natural = st[S_NATURAL] != 0 and st[S_NUM_HANDS] == 1
         surrendered = False
-        for h in range(st[S_NUM_HANDS]):
-            status = sh[h, H_STATUS]
+        for h in range(st[S_ROW0], st[S_ROW0] + st[S_NUM_HANDS]):
+            status = hands[h, H_STATUS]
             if status in (HS_PLAY, HS_WAIT):  # settled without playing on (natural, blackjack)
                 status = HS_STOOD
-                sh[h, H_STATUS] = status
+                hands[h, H_STATUS] = status
             if status == HS_SURRENDERED:
                 surrendered = True
             elif status != HS_BUST and not natural:
@@ -969,8 +972,7 @@ def finish_round(st, hands, shoe, rv, res):
         for s in range(st[S_SEATS]):
             if st[seat_slot(s, SEAT_ACTIVE)] != 0:
                 _switch_seat(st, s)
-                rs = seat_res(res, s)
-                rs[RES_REWARD] = _expected_result(st, seat_hands(hands, s), rv, rs, res)
+                res[st[S_RES0] + RES_REWARD] = _expected_result(st, hands, rv, res)
     hole = st[S_DEALER_N] == 1 and needs_card  # no hole card: the second card comes now
     st[S_HOLE_HIDDEN] = 0
     dealer_bj = False
@@ -985,10 +987,11 @@ def finish_round(st, hands, shoe, rv, res):
     for s in range(st[S_SEATS]):
         if st[seat_slot(s, SEAT_ACTIVE)] != 0:
             _switch_seat(st, s)
-            rs = seat_res(res, s)
-            rs[RES_TOTAL] = settle(st, seat_hands(hands, s), rv, rs, dealer_total, dealer_bj)
+            r0 = st[S_RES0]
+            res[r0 + RES_TOTAL] = settle(st, hands, rv, res, dealer_total, dealer_bj)
             if not expected:
-                rs[RES_REWARD] = rs[RES_TOTAL]
+                res[r0 + RES_REWARD] = res[r0 + RES_TOTAL]
+    _save_seat(st)  # every seat's block is now its final state
 
 
 # ============================================================================= expected rewards
@@ -1018,14 +1021,14 @@ def _dealer_unknown(st, needs_card):
 
 
 @njit(cache=True, _nrt=False)
-def _expected_result(st, hands, rv, res, outcomes):
+def _expected_result(st, hands, rv, res):
     """The acting seat's net result averaged over the dealer's possible outcomes (the same
-    settle), with their probabilities in outcomes[RES_DEALER:] (``_dealer_outcomes``)."""
+    settle), with their probabilities in res[RES_DEALER:] (``_dealer_outcomes``)."""
     if st[S_INS] == INS_EVEN_MONEY:
         return 1.0
     expected = 0.0
     for outcome in range(N_DEALER_OUTCOMES):
-        p = outcomes[RES_DEALER + outcome]
+        p = res[RES_DEALER + outcome]
         if p > 0.0:
             bj = outcome == DEALER_BLACKJACK
             expected += p * settle(st, hands, rv, res, 21 if bj else 17 + outcome, bj)
@@ -1107,7 +1110,7 @@ def write_obs(st, hands, obs, count_mode):
             obs[O_CAN_SPLIT] = can_split(st, hands, h)
             obs[O_CAN_SURRENDER] = can_surrender(st, hands, h)
         obs[O_NUM_HANDS] = st[S_NUM_HANDS]
-        obs[O_HAND_INDEX] = h
+        obs[O_HAND_INDEX] = h - st[S_ROW0]
         obs[O_SPLIT_ACE] = hands[h, H_SPLIT_ACE]
         obs[O_NATURAL] = st[S_NATURAL]
     if count_mode == COUNT_NONE:
@@ -1137,9 +1140,8 @@ def write_obs(st, hands, obs, count_mode):
 @njit(cache=True, _nrt=False)
 def write_view(st, hands, obs, mask, count_mode):
     """The acting seat's observation and legal actions."""
-    sh = seat_hands(hands, st[S_SEAT])
-    write_obs(st, sh, obs, count_mode)
-    legal_mask(st, sh, mask)
+    write_obs(st, hands, obs, count_mode)
+    legal_mask(st, hands, mask)
 
 
 @njit(cache=True, _nrt=False)

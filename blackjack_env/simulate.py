@@ -25,10 +25,9 @@ import numpy as np
 from numba import njit
 
 from . import engine as E
-from .rules import MAX_HANDS, Rules
-from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_decision
-
-POLICY_TABLE, POLICY_RANDOM = 0, 1
+from .rules import Rules
+from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable
+from .table import POLICY_RANDOM, POLICY_TABLE, play_until
 
 #: Rounds per chunk: the unit of seeding and of parallel work. Changing it changes results.
 CHUNK_ROUNDS = 1 << 20
@@ -46,8 +45,10 @@ CHUNK_ROUNDS = 1 << 20
     ST_DOUBLE,
     ST_SPLIT,
     ST_INSURANCE,
-) = range(11)
-N_STATS = 11
+    ST_PLAYED,  # rounds in which the policy had a bet
+    ST_BET,  # the sum of its bets (table-minimum units)
+) = range(13)
+N_STATS = 13
 OUTCOMES = ("win", "push", "loss", "blackjack", "bust", "surrender", "double", "split", "insurance")
 # chunk output: [rounds, stats of policy 0, 1, ..., then per policy p >= 1 its difference from
 # policy 0 on paired rounds: sum, sum of squares, paired rounds]
@@ -61,26 +62,10 @@ def out_size(n_policies: int) -> int:
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _choose(kind, actions, insurance, st, hands, mask, prng):
-    if kind == POLICY_TABLE:
-        return table_decision(actions, insurance, st, hands)
-    E.legal_mask(st, hands, mask)
-    return E.uniform_legal(prng, 0, mask, E.N_ACTIONS)
-
-
-@njit(cache=True, _nrt=False, forceinline=True)
-def play_round(st, hands, shoe, rv, res, mask, kind, actions, insurance, prng):
-    """Deal and play one round with a table or random policy; returns its net result."""
-    E.start_round(st, hands, shoe, res)
-    reward = 0.0
-    while st[E.S_PHASE] != E.P_OVER:
-        action = _choose(kind, actions, insurance, st, hands, mask, prng)
-        reward = E.step_round(st, hands, shoe, rv, res, action)
-    return reward
-
-
-@njit(cache=True, _nrt=False, forceinline=True)
-def _record(out, base, st, hands, reward):
+def _record(out, base, st, hands, seat, bet, reward):
+    """Add one round of the policy in ``seat`` with its bet and net result."""
+    out[base + ST_PLAYED] += 1
+    out[base + ST_BET] += bet
     out[base + ST_SUM] += reward
     out[base + ST_SUMSQ] += reward * reward
     if reward > 0:
@@ -89,15 +74,16 @@ def _record(out, base, st, hands, reward):
         out[base + ST_PUSH] += 1
     else:
         out[base + ST_LOSS] += 1
-    n_hands = st[E.S_NUM_HANDS]
-    if st[E.S_NATURAL] and n_hands == 1:
+    n_hands = st[E.seat_slot(seat, E.SEAT_NUM_HANDS)]
+    if st[E.seat_slot(seat, E.SEAT_NATURAL)] and n_hands == 1:
         out[base + ST_BLACKJACK] += 1
     if n_hands > 1:
         out[base + ST_SPLIT] += 1
-    if st[E.S_INS] == E.INS_TAKEN or st[E.S_INS] == E.INS_EVEN_MONEY:
+    insurance = st[E.seat_slot(seat, E.SEAT_INS)]
+    if insurance == E.INS_TAKEN or insurance == E.INS_EVEN_MONEY:
         out[base + ST_INSURANCE] += 1
     bust = surrendered = doubled = False
-    for h in range(n_hands):
+    for h in range(seat * E.MAX_HANDS, seat * E.MAX_HANDS + n_hands):
         status = hands[h, E.H_STATUS]
         bust |= status == E.HS_BUST
         surrendered |= status == E.HS_SURRENDERED
@@ -108,15 +94,16 @@ def _record(out, base, st, hands, reward):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def simulate_chunk(rv, kinds, actions, insurance, words, n_rounds, work, out):
+def simulate_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out):
     """Play n_rounds from a fresh shoe with every policy on the same cards; accumulate into out.
 
-    kinds int64[P], actions int64[P, 38, 10, 5], insurance bool[P, 2]: the policies;
-    words: int64[4 (P + 1)] generator words (cards, then each policy's own randomness);
-    work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 1, 4]), allocated by the caller;
+    kinds int64[P + 1], actions int64[P + 1, 38, 10, 5], insurance bool[P + 1, 2]: the policies
+    evaluated in ``seat`` of a table of ``seats``, then the policy of the other seats;
+    words: int64[4 (P + 1)] generator words (cards, then each evaluated policy's own randomness);
+    work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 2, 4]), allocated by the caller;
     out: float64[out_size(P)]."""
     st, hands, shoe, res, mask, rngs = work
-    n_policies = kinds.shape[0]
+    n_policies = kinds.shape[0] - 1
     diff_base = OUT_STATS + n_policies * N_STATS
     decks = int(rv[E.R_DECKS])
     n_cards = 52 * decks
@@ -124,10 +111,14 @@ def simulate_chunk(rv, kinds, actions, insurance, words, n_rounds, work, out):
     hands[:, :] = 0
     for i in range(n_cards):
         shoe[i] = 1 + i % 13  # new_shoe's order
+    E.set_seats(st, seats)
     E.load_rules(st, rv)
     st[E.S_SHOE_LEN] = n_cards
     st[E.S_SHOE_POS] = n_cards
-    saved_rng = rngs[n_policies]
+    for s in range(E.MAX_SEATS):
+        st[E.seat_slot(s, E.SEAT_POLICY)] = n_policies  # the other seats' policy
+    reward_slot = seat * E.RES_SIZE + E.RES_REWARD
+    saved_rng = rngs[n_policies + 1]
     for k in range(4):  # element copies: slice copies would need numba's allocator
         st[E.S_RNG + k] = words[k]
         for p in range(n_policies):
@@ -149,9 +140,11 @@ def simulate_chunk(rv, kinds, actions, insurance, words, n_rounds, work, out):
                     st[E.S_COUNTS + shoe[i]] += 1
                 st[E.S_SHOE_POS] = start
                 st[E.S_FIXED_END] = replay_end
-            reward = play_round(st, hands, shoe, rv, res, mask, kinds[p], actions[p], insurance[p], rngs[p])
+            st[E.seat_slot(seat, E.SEAT_POLICY)] = p
+            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, mask, rngs)
+            reward = res[reward_slot]
             st[E.S_FIXED_END] = 0
-            _record(out, OUT_STATS + p * N_STATS, st, hands, reward)
+            _record(out, OUT_STATS + p * N_STATS, st, hands, seat, 1.0, reward)
             if p == 0:
                 first = reward
                 start = st[E.S_ROUND_START]
@@ -202,23 +195,44 @@ def chunk_words(seed: int, n_chunks: int, n_policies: int = 2) -> list[np.ndarra
     return [E.seed_words(child, n_generators) for child in np.random.SeedSequence(seed).spawn(n_chunks)]
 
 
-def run_chunk(rules_array: np.ndarray, policies: Sequence[Policy], words: np.ndarray, rounds: int) -> np.ndarray:
+@dataclass(frozen=True)
+class Table:
+    """Where the evaluated policies sit: ``seat`` of ``seats`` boxes, the other boxes played by
+    ``others`` (basic strategy for the rules, as the runner builds it; needed when seats > 1)."""
+
+    seats: int = 1
+    seat: int = 0
+    others: Policy | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.seats <= E.MAX_SEATS:
+            raise ValueError(f"seats must be 1..{E.MAX_SEATS}, got {self.seats}")
+        if not 0 <= self.seat < self.seats:
+            raise ValueError(f"seat must be 0..{self.seats - 1} (seat 0 is dealt first), got {self.seat}")
+        if self.seats > 1 and self.others is None:
+            raise ValueError("a table of several seats needs the policy of the other seats")
+
+
+def run_chunk(
+    rules_array: np.ndarray, policies: Sequence[Policy], words: np.ndarray, table: Table, rounds: int
+) -> np.ndarray:
     """One chunk's statistics (callable in a thread, a process or a Ray task)."""
     n = len(policies)
     out = np.zeros(out_size(n), np.float64)
     work = (
         np.zeros(E.ST_SIZE, np.int64),
-        np.zeros((MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE),
+        E.new_hands(table.seats),
         E.new_shoe(int(rules_array[E.R_DECKS])),
-        np.zeros(E.RES_SIZE, np.float64),
+        E.new_res(table.seats),
         np.zeros(E.N_ACTIONS, np.bool_),
-        np.zeros((n + 1, 4), np.int64),
+        np.zeros((n + 2, 4), np.int64),
     )
-    arrays = [policy.arrays() for policy in policies]
-    kinds = np.array([policy.kind for policy in policies], np.int64)
+    seated = [*policies, table.others or policies[0]]
+    arrays = [policy.arrays() for policy in seated]
+    kinds = np.array([policy.kind for policy in seated], np.int64)
     actions = np.ascontiguousarray(np.stack([a for a, _ in arrays]))
     insurance = np.ascontiguousarray(np.stack([i for _, i in arrays]))
-    simulate_chunk(rules_array, kinds, actions, insurance, words, rounds, work, out)
+    simulate_chunk(rules_array, kinds, actions, insurance, words, rounds, table.seats, table.seat, work, out)
     return out
 
 
@@ -277,10 +291,12 @@ def iter_chunks(
     rounds: int,
     seed: int,
     chunk_rounds: int = CHUNK_ROUNDS,
+    table: Table = Table(),
 ) -> Iterator[tuple[Callable[..., np.ndarray], tuple[Any, ...]]]:
-    """(function, arguments) of every chunk of a run, in order, for any executor."""
+    """(function, arguments) of every chunk of a run, in order, for any executor (the rounds
+    are the last argument)."""
     sizes = chunk_sizes(rounds, chunk_rounds)
     rules_array = rules.to_array()
     policies = tuple(policies)
     for words, size in zip(chunk_words(seed, len(sizes), len(policies)), sizes, strict=True):
-        yield run_chunk, (rules_array, policies, words, size)
+        yield run_chunk, (rules_array, policies, words, table, size)

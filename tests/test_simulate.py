@@ -16,6 +16,7 @@ from blackjack_env.simulate import (
     ST_SUMSQ,
     ST_WIN,
     Policy,
+    Table,
     chunk_sizes,
     chunk_words,
     out_size,
@@ -64,7 +65,7 @@ def test_compiled_simulator_and_single_env_play_identical_rounds(case: int) -> N
     table = random_table(rng)
     words = chunk_words(case, 1)[0]
     rounds = 400
-    out = run_chunk(rules.to_array(), [Policy.from_table(table)], words, rounds)
+    out = run_chunk(rules.to_array(), [Policy.from_table(table)], words, Table(), rounds)
     total, total_sq, wins = env_statistics(rules, table, words, rounds)
     assert out[OUT_STATS + ST_SUM] == pytest.approx(total, abs=1e-9)
     assert out[OUT_STATS + ST_SUMSQ] == pytest.approx(total_sq, abs=1e-9)
