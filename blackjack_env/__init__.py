@@ -1,7 +1,8 @@
 """blackjack-env: casino blackjack with the full rule set as a Gymnasium environment.
 
-``import blackjack_env`` registers ``blackjack_env/Blackjack-v0``; ``gymnasium.make`` returns the
-:class:`BlackjackEnv` itself (no wrappers), so ``env.action_masks()`` works on what it returns.
+``import blackjack_env`` registers ``blackjack_env/Blackjack-v0`` (one round) and
+``blackjack_env/BlackjackShoe-v0`` (a shoe dealt to the cut card, a bet before every round);
+``gymnasium.make`` returns the env itself (no wrappers), so ``env.action_masks()`` works on it.
 """
 
 from __future__ import annotations
@@ -10,8 +11,19 @@ from gymnasium.envs.registration import register, registry
 
 from .env import Action, BlackjackEnv, Phase
 from .rules import DEFAULT_PRESET, PRESETS, Rules
+from .shoe_env import BlackjackShoeEnv
 
 ENV_ID = "blackjack_env/Blackjack-v0"
+SHOE_ENV_ID = "blackjack_env/BlackjackShoe-v0"
+
+if SHOE_ENV_ID not in registry:
+    register(
+        id=SHOE_ENV_ID,
+        entry_point="blackjack_env.shoe_env:BlackjackShoeEnv",
+        vector_entry_point="blackjack_env.vector:BlackjackShoeVectorEnv",
+        order_enforce=False,  # as Blackjack-v0: make returns the env itself
+        disable_env_checker=True,
+    )
 
 if ENV_ID not in registry:
     register(
@@ -26,5 +38,15 @@ if ENV_ID not in registry:
         disable_env_checker=True,
     )
 
-__all__ = ["DEFAULT_PRESET", "ENV_ID", "PRESETS", "Action", "BlackjackEnv", "Phase", "Rules"]
+__all__ = [
+    "DEFAULT_PRESET",
+    "ENV_ID",
+    "PRESETS",
+    "SHOE_ENV_ID",
+    "Action",
+    "BlackjackEnv",
+    "BlackjackShoeEnv",
+    "Phase",
+    "Rules",
+]
 __version__ = "0.1.0"

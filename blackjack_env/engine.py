@@ -63,6 +63,7 @@ P_INSURANCE = 0  # the insurance / even-money question is open: only INSURANCE, 
 P_PLAY = 1  # the player decides on the current hand
 P_SETTLE = 2  # nothing to decide (natural, dealer blackjack found): STAND settles the round
 P_OVER = 3  # the round is settled
+P_BET = 4  # shoe episodes: the agent's bet for the next round is due (the envs' phase, not the engine's)
 
 # insurance states
 INS_NONE, INS_PENDING, INS_TAKEN, INS_DECLINED, INS_EVEN_MONEY = range(5)
@@ -147,7 +148,11 @@ S_RES0 = S_SEATS + 3  # the acting seat's first slot in res (its results: res[S_
 S_EVEN_MONEY = S_SEATS + 4  # seats that took even money this round
 S_ORDER = S_SEATS + 5  # scratch: the seats playing this round, in deal order (MAX_SEATS slots)
 S_SEAT_BASE = S_ORDER + MAX_SEATS  # one block of SEAT_FIELDS per seat
-ST_SIZE = S_SEAT_BASE + MAX_SEATS * SEAT_FIELDS
+# the envs' slots (table.env_advance): a shoe episode's bet phase and the agent's bet this round
+S_SHOE_EPISODE = S_SEAT_BASE + MAX_SEATS * SEAT_FIELDS  # 1: the episode is a shoe, with a bet each round
+S_BETTING = S_SHOE_EPISODE + 1  # 1 while the agent's bet for the next round is due
+S_BET_LEVEL = S_SHOE_EPISODE + 2  # index of the agent's bet this round (in the env's bets)
+ST_SIZE = S_SHOE_EPISODE + 3
 
 REWARD_SAMPLED, REWARD_EXPECTED = range(2)
 # dealer outcomes of the expected settlement: final totals 17..21, a bust, a blackjack

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -11,21 +12,63 @@ import numpy as np
 from gymnasium import spaces
 
 from . import engine as E
+from . import table as T
 from .cards import card_codes, card_name, card_names
 from .rules import MAX_HANDS, Rules
+from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable
 
 COUNT_MODES = {"none": E.COUNT_NONE, "composition": E.COUNT_COMPOSITION, "hilo": E.COUNT_HILO}
 REWARD_MODES = {"sampled": E.REWARD_SAMPLED, "expected": E.REWARD_EXPECTED}
 
 
-def check_options(rules: Rules, count_obs: str, reward: str) -> None:
-    """Validate the env options (shared by the single and the vector env)."""
+OTHERS_CHOICES = "'basic', 'random', a StrategyTable, or the path of a saved agent or strategy table"
+
+
+def check_options(rules: Rules, count_obs: str, reward: str, seats: int = 1, seat: int = 0) -> None:
+    """Validate the env options (shared by the single and the vector envs)."""
     if count_obs not in COUNT_MODES:
         raise ValueError(f"count_obs must be one of {', '.join(COUNT_MODES)}, got {count_obs!r}")
     if count_obs != "none" and rules.infinite:
         raise ValueError(f"count_obs={count_obs!r} needs a finite shoe; these rules have an infinite deck (decks=0)")
     if reward not in REWARD_MODES:
         raise ValueError(f"reward must be one of {', '.join(REWARD_MODES)}, got {reward!r}")
+    if isinstance(seats, bool) or not isinstance(seats, (int, np.integer)) or not 1 <= seats <= E.MAX_SEATS:
+        raise ValueError(f"seats must be a whole number of boxes 1..{E.MAX_SEATS}, got {seats!r}")
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < seats:
+        raise ValueError(f"seat must be the agent's box, 0..{seats - 1} (0 is dealt first), got {seat!r}")
+
+
+def seed_table(st: np.ndarray, shoe: np.ndarray, prngs: np.ndarray, entropy: int) -> None:
+    """Seed a table's cards and its other seats' random play from one number (the env's draw
+    from its np_random), so the single and the vector envs seed a table identically."""
+    sequence = np.random.SeedSequence(entropy)
+    E.seed_table(st, shoe, sequence)
+    prngs[:] = E.seed_words(np.random.SeedSequence([entropy, 1]), len(prngs)).reshape(prngs.shape)
+
+
+def others_policy(rules: Rules, others: Any) -> tuple[int, StrategyTable | None]:
+    """(policy kind, table) of the seats the agent does not play: basic strategy for the rules,
+    uniform random legal play, a StrategyTable, or a saved agent / strategy table on disk."""
+    if isinstance(others, StrategyTable):
+        return T.POLICY_TABLE, others
+    if others == "basic":
+        from .solver import solve
+
+        return T.POLICY_TABLE, solve(rules).table
+    if others == "random":
+        return T.POLICY_RANDOM, None
+    if isinstance(others, (str, Path)) and Path(others).exists():
+        path = Path(others)
+        if (path / "agent.json").is_file():
+            from agents.base import load_agent  # a saved agent plays its own table
+
+            table = load_agent(path).to_table()
+            return (T.POLICY_RANDOM, None) if table is None else (T.POLICY_TABLE, table)
+        try:
+            return T.POLICY_TABLE, StrategyTable.load(path / "strategy.json" if path.is_dir() else path)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"others={str(others)!r} is not a saved strategy table ({error})") from None
+    raise ValueError(f"others must be {OTHERS_CHOICES}; got {others!r}")
 
 
 class Action(enum.IntEnum):
@@ -89,7 +132,7 @@ def _action_id(action: Any) -> int:
 
 
 class LegalActions(spaces.Discrete):
-    """``Discrete(7)`` whose plain ``sample()`` draws among the actions legal right now.
+    """``Discrete(n)`` whose plain ``sample()`` draws among the actions legal right now.
 
     Generic tools (Gymnasium's and SB3's env checkers, random rollouts) call ``sample()`` with no
     mask; drawing from the live mask keeps them from stepping illegal actions. After a round ends
@@ -98,7 +141,7 @@ class LegalActions(spaces.Discrete):
     """
 
     def __init__(self, live_mask: np.ndarray, seed: int | None = None) -> None:
-        super().__init__(E.N_ACTIONS, seed=seed)
+        super().__init__(len(live_mask), seed=seed)
         self._live_mask = live_mask
 
     def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
@@ -108,6 +151,15 @@ class LegalActions(spaces.Discrete):
         if len(legal) == 0:
             return np.int64(E.STAND)
         return np.int64(legal[self.np_random.integers(len(legal))])
+
+
+def count_names(count_obs: str) -> tuple[str, ...]:
+    """Names of the count components of the observation."""
+    if count_obs == "composition":
+        return tuple(f"unseen_{card_name(v)}" for v in range(1, 11))
+    if count_obs == "hilo":
+        return ("hilo_true_count",)
+    return ()
 
 
 def observation_nvec(rules: Rules, count_obs: str = "none") -> np.ndarray:
@@ -218,9 +270,12 @@ class BlackjackEnv(gym.Env):
         count_obs: str = "none",
         render_mode: str | None = None,
         reward: str = "sampled",
+        seats: int = 1,
+        seat: int = 0,
+        others: Any = "basic",
     ) -> None:
         self.rules = Rules.coerce(rules)
-        check_options(self.rules, count_obs, reward)
+        check_options(self.rules, count_obs, reward, seats, seat)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {', '.join(self.metadata['render_modes'])} or None, got {render_mode!r}"
@@ -228,47 +283,69 @@ class BlackjackEnv(gym.Env):
         self.count_obs = count_obs
         self.reward = reward
         self.render_mode = render_mode
+        self.seats = int(seats)
+        self.seat = int(seat)
         self._count_mode = COUNT_MODES[count_obs]
-        self._mask = np.zeros(E.N_ACTIONS, np.bool_)
+        self._mask = np.zeros(E.N_ACTIONS + len(self._bet_sizes()), np.bool_)
         self.action_space = LegalActions(self._mask)
-        self.observation_space = spaces.MultiDiscrete(observation_nvec(self.rules, count_obs))
+        self.observation_space = spaces.MultiDiscrete(self._observation_nvec())
         self._rv = self.rules.to_array()
         self._st = np.zeros(E.ST_SIZE, np.int64)
-        self._hands = np.zeros((MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE)
+        self._hands = E.new_hands(self.seats)
         self._shoe = E.new_shoe(self.rules.decks)
+        E.set_seats(self._st, self.seats)
         E.load_rules(self._st, self._rv)
         self._st[E.S_REWARD_MODE] = REWARD_MODES[reward]
-        self._res = np.zeros(E.RES_SIZE, np.float64)
+        self._res = E.new_res(self.seats)
         self._obs = np.zeros(len(self.observation_space.nvec), np.int64)
+        self.observation_names = (*OBS_NAMES, *count_names(count_obs))
+        # the other seats' policy (policy 0 of the table driver; unused at a table of one)
+        kind, table = others_policy(self.rules, others) if self.seats > 1 else (T.POLICY_RANDOM, None)
+        self._kinds = np.array([kind], np.int64)
+        self._actions = (table.actions if table else np.zeros((N_ROWS, N_UP, N_PLAY), np.int64))[None].copy()
+        self._insurance = (table.insurance if table else np.zeros(2, np.bool_))[None].copy()
+        self._prngs = np.zeros((1, 4), np.int64)
+        self._bets = np.array(self._bet_sizes() or (1.0,), np.float64)  # one round: a flat bet of 1
+        self._extra = self._extra_index()
         self._seeded = False
+
+    # ------------------------------------------------------------------ what the shoe env changes
+    def _bet_sizes(self) -> tuple[float, ...]:
+        """The bets the agent may place (none here: one round at a flat bet of 1)."""
+        return ()
+
+    def _observation_nvec(self) -> np.ndarray:
+        return observation_nvec(self.rules, self.count_obs)
+
+    def _extra_index(self) -> int:
+        return -1
+
+    _stack_unit = "round"
+
+    def _max_stacked(self) -> int:
+        """Most stacked cards a reset takes (one round's worth)."""
+        return E.MAX_STACK
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         if seed is not None or not self._seeded:
-            # a new seed starts a new shoe and a new card stream
-            E.seed_table(self._st, self._shoe, np.random.SeedSequence(self.np_random.integers(0, 2**63)))
+            # a new seed starts a new shoe and a new card stream (and the other seats' own)
+            seed_table(self._st, self._shoe, self._prngs, self.np_random.integers(0, 2**63))
             self._seeded = True
-        self._stack_cards(options)
-        E.env_reset(self._st, self._hands, self._shoe, self._res, self._obs, self._mask, self._count_mode)
-        info: dict[str, Any] = {"action_mask": self._mask.copy()}
+        self._start(self._stacked_codes(options))
+        info = self._info(settled=False)
         if self.render_mode == "human":
             self.render()
         return self._obs.copy(), info
 
     def step(self, action: int):
         action = _action_id(action)
-        if not 0 <= action < E.N_ACTIONS or not self._mask[action]:
+        if not 0 <= action < len(self._mask) or not self._mask[action]:
             self._raise_illegal(action)
-        reward = float(
-            E.env_step(
-                self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._count_mode, action
-            )
-        )
-        terminated = self._st[E.S_PHASE] == E.P_OVER
-        info: dict[str, Any] = {"action_mask": self._mask.copy()}
-        if terminated:
-            info.update(self.round_summary())
+        reward = self._advance(action)
+        terminated = self._episode_over()
+        info = self._info(settled=self._st[E.S_PHASE] == E.P_OVER)
         if self.render_mode == "human":
             self.render()
         return self._obs.copy(), reward, bool(terminated), False, info
@@ -289,10 +366,49 @@ class BlackjackEnv(gym.Env):
         print(text)
         return None
 
+    # ------------------------------------------------------------------ the table
+    def _advance(self, action: int) -> float:
+        """One compiled transition: the agent's action (or a deal, -1), then the other seats."""
+        return float(
+            T.env_advance(
+                self._st,
+                self._hands,
+                self._shoe,
+                self._rv,
+                self._res,
+                self._obs,
+                self._mask,
+                self._count_mode,
+                action,
+                self.seat,
+                self._bets,
+                self._extra,
+                self._kinds,
+                self._actions,
+                self._insurance,
+                self._prngs,
+            )
+        )
+
+    def _start(self, codes: list[int]) -> None:
+        """Deal the episode's round with ``codes`` on top (Blackjack-v0: one round)."""
+        self._load_stack(codes)
+        self._advance(-1)
+
+    def _episode_over(self) -> bool:
+        return self._st[E.S_PHASE] == E.P_OVER
+
+    def _info(self, settled: bool) -> dict[str, Any]:
+        """The step's info: the mask, and the round's summary on the step that settled it."""
+        info: dict[str, Any] = {"action_mask": self._mask.copy()}
+        if settled:
+            info.update(self.round_summary())
+        return info
+
     # ------------------------------------------------------------------ helpers
     @property
     def phase(self) -> Phase:
-        return Phase(int(self._st[E.S_PHASE]))
+        return Phase(int(self._obs[E.O_PHASE]))
 
     @property
     def shoe_counts(self) -> dict[str, int]:
@@ -300,33 +416,49 @@ class BlackjackEnv(gym.Env):
         return {card_name(code): int(self._st[E.S_COUNTS + code]) for code in range(1, 14)}
 
     def round_summary(self) -> dict[str, Any]:
-        """The settled round: every hand with its cards, bet, status and result, and the dealer.
+        """The round (settled, or as it stands): the agent's hands with their cards, bet, status
+        and result, the dealer's cards, the insurance and the round's result (per unit bet);
+        at a table of several seats also ``seats``, every seat's hands and result.
 
         Mid-round it shows the table as the house sees it, hole card included: a tool for tests
         and analysis, never an input for an agent (the observation and render hide the hole card)."""
+        summary = self._seat_summary(self.seat)
+        summary["dealer"] = {"cards": card_names(self._dealer_codes()), "total": self._dealer_total()}
+        if self.seats > 1:
+            summary["seats"] = [self._seat_summary(s) for s in range(self.seats)]
+        return summary
+
+    def _seat_value(self, s: int, field: int) -> int:
+        return int(self._st[E.S_SEAT_BASE + s * E.SEAT_FIELDS + field])
+
+    def _seat_summary(self, s: int) -> dict[str, Any]:
+        """Seat s's hands, insurance and result (per unit of its bet), from its block."""
         hands = []
-        for h in range(int(self._st[E.S_NUM_HANDS])):
+        r0 = s * E.RES_SIZE
+        for i in range(self._seat_value(s, E.SEAT_NUM_HANDS)):
+            row = s * MAX_HANDS + i
             hands.append(
                 {
-                    "cards": card_names(self._hand_codes(h)),
-                    "total": int(E.hand_total(self._hands, h)),
-                    "bet": float(self._hands[h, E.H_BET]),
-                    "doubled": bool(self._hands[h, E.H_DOUBLED]),
-                    "split": bool(self._hands[h, E.H_SPLIT]),
-                    "status": _STATUS_NAMES[int(self._hands[h, E.H_STATUS])],
-                    "result": float(self._res[h]),
+                    "cards": card_names(self._hand_codes(row)),
+                    "total": int(E.hand_total(self._hands, row)),
+                    "bet": float(self._hands[row, E.H_BET]),
+                    "doubled": bool(self._hands[row, E.H_DOUBLED]),
+                    "split": bool(self._hands[row, E.H_SPLIT]),
+                    "status": _STATUS_NAMES[int(self._hands[row, E.H_STATUS])],
+                    "result": float(self._res[r0 + i]),
                 }
             )
         return {
+            "seat": s,
+            "playing": bool(self._seat_value(s, E.SEAT_ACTIVE)),
             "hands": hands,
-            "dealer": {"cards": card_names(self._dealer_codes()), "total": self._dealer_total()},
-            "insurance": float(self._res[E.RES_INSURANCE]),
-            "insurance_state": _INSURANCE_NAMES[int(self._st[E.S_INS])],
-            "result": float(self._res[E.RES_TOTAL]),
+            "insurance": float(self._res[r0 + E.RES_INSURANCE]),
+            "insurance_state": _INSURANCE_NAMES[self._seat_value(s, E.SEAT_INS)],
+            "result": float(self._res[r0 + E.RES_TOTAL]),
         }
 
-    def _hand_codes(self, h: int) -> list[int]:
-        return [int(c) for c in self._hands[h, E.H_CARDS : E.H_CARDS + self._hands[h, E.H_N]]]
+    def _hand_codes(self, row: int) -> list[int]:
+        return [int(c) for c in self._hands[row, E.H_CARDS : E.H_CARDS + self._hands[row, E.H_N]]]
 
     def _dealer_codes(self) -> list[int]:
         return [int(c) for c in self._st[E.S_DEALER : E.S_DEALER + self._st[E.S_DEALER_N]]]
@@ -334,18 +466,16 @@ class BlackjackEnv(gym.Env):
     def _dealer_total(self) -> int:
         return int(E.best_total(self._st[E.S_DEALER_HARD], self._st[E.S_DEALER_ACES]))
 
-    def _stack_cards(self, options: dict[str, Any] | None) -> None:
-        """Load options['cards'] as the next cards to deal, checking they are in the shoe."""
-        self._st[E.S_STACK_POS] = 0
-        self._st[E.S_STACK_LEN] = 0
+    def _stacked_codes(self, options: dict[str, Any] | None) -> list[int]:
+        """options['cards'] as engine codes, checked against the shoe's size."""
         unknown = set(options or {}) - {"cards"}
         if unknown:
             raise ValueError(f"unknown reset option {sorted(unknown)[0]!r}; the only option is 'cards'")
         if not options or options.get("cards") is None:
-            return
+            return []
         codes = card_codes(options["cards"])
-        if len(codes) > E.MAX_STACK:
-            raise ValueError(f"at most {E.MAX_STACK} stacked cards per round, got {len(codes)}")
+        if len(codes) > self._max_stacked():
+            raise ValueError(f"at most {self._max_stacked()} stacked cards per {self._stack_unit}, got {len(codes)}")
         if not self.rules.infinite:
             wanted = np.bincount(codes, minlength=14)
             full = 4 * self.rules.decks
@@ -355,17 +485,31 @@ class BlackjackEnv(gym.Env):
                     f"stacked cards ask for {wanted[card_codes(over)[0]]} x {over[0]} but a "
                     f"{self.rules.decks}-deck shoe holds only {full}"
                 )
+        return codes
+
+    def _load_stack(self, codes: list[int]) -> None:
+        """The next cards to deal this round (a new shoe first if this one lacks them)."""
+        self._st[E.S_STACK_POS] = 0
+        self._st[E.S_STACK_LEN] = 0
+        if not codes:
+            return
+        if not self.rules.infinite:
+            wanted = np.bincount(codes, minlength=14)
             remaining = self._st[E.S_COUNTS : E.S_COUNTS + 14]
             if any(wanted[c] > remaining[c] for c in range(1, 14)):
                 self._st[E.S_FORCE_SHUFFLE] = 1  # not enough left in this shoe: start a new one
         self._st[E.S_STACK : E.S_STACK + len(codes)] = codes
         self._st[E.S_STACK_LEN] = len(codes)
 
+    def _action_names(self) -> list[str]:
+        return [a.name for a in Action]
+
     def _raise_illegal(self, action: int) -> None:
-        if self._st[E.S_PHASE] == E.P_OVER or not self._seeded:
-            raise RuntimeError("the round is over (or was never dealt): call reset() before step()")
-        legal = ", ".join(f"{int(a)} {a.name}" for a in Action if self._mask[a])
-        name = Action(action).name if 0 <= action < E.N_ACTIONS else "not an action id"
+        if not self._seeded or not self._mask.any():
+            raise RuntimeError("the episode is over (or was never started): call reset() before step()")
+        names = self._action_names()
+        legal = ", ".join(f"{a} {names[a]}" for a in np.flatnonzero(self._mask))
+        name = names[action] if 0 <= action < len(names) else "not an action id"
         raise ValueError(f"illegal action {action} ({name}) now; legal actions: {legal}")
 
     def _table_text(self) -> str:
@@ -375,24 +519,31 @@ class BlackjackEnv(gym.Env):
         else:
             dealer_line = f"Dealer: {' '.join(dealer)}  ({self._dealer_total()})"
         lines = [f"Rules: {self.rules.describe()}", dealer_line]
+        over = self._st[E.S_PHASE] == E.P_OVER
         playing = self._st[E.S_PHASE] == E.P_PLAY
-        for h in range(int(self._st[E.S_NUM_HANDS])):
-            cards = card_names(self._hand_codes(h))
-            total = int(E.hand_total(self._hands, h))
-            soft = "soft " if E.is_soft(self._hands[h, E.H_HARD], self._hands[h, E.H_ACES]) else ""
-            marker = "->" if playing and h == self._st[E.S_CUR] else "  "
-            status = _STATUS_NAMES[int(self._hands[h, E.H_STATUS])]
-            line = (
-                f"{marker} Hand {h + 1}: {' '.join(cards):<16} {soft}{total:<3} bet {self._hands[h, E.H_BET]}  {status}"
-            )
-            if self._st[E.S_PHASE] == E.P_OVER:
-                line += f"  result {self._res[h]:+g}"
-            lines.append(line)
-        if self._st[E.S_INS] != E.INS_NONE:
-            lines.append(f"Insurance: {_INSURANCE_NAMES[int(self._st[E.S_INS])]}")
-        if self._st[E.S_PHASE] == E.P_OVER:
-            lines.append(f"Round result: {self._res[E.RES_TOTAL]:+g}")
-        else:
-            legal = ", ".join(a.name for a in Action if self._mask[a])
-            lines.append(f"Legal: {legal}")
+        for s in range(self.seats):
+            if self.seats > 1:
+                who = "you" if s == self.seat else "other"
+                lines.append(f"Seat {s + 1} ({who})" + ("" if self._seat_value(s, E.SEAT_ACTIVE) else ": sits out"))
+            for i in range(self._seat_value(s, E.SEAT_NUM_HANDS)):
+                row = s * MAX_HANDS + i
+                cards = card_names(self._hand_codes(row))
+                total = int(E.hand_total(self._hands, row))
+                soft = "soft " if E.is_soft(self._hands[row, E.H_HARD], self._hands[row, E.H_ACES]) else ""
+                acting = playing and s == self.seat and row == self._st[E.S_CUR]
+                marker = "->" if acting else "  "
+                status = _STATUS_NAMES[int(self._hands[row, E.H_STATUS])]
+                bet = self._hands[row, E.H_BET]
+                line = f"{marker} Hand {i + 1}: {' '.join(cards):<16} {soft}{total:<3} bet {bet}  {status}"
+                if over:
+                    line += f"  result {self._res[s * E.RES_SIZE + i]:+g}"
+                lines.append(line)
+        agent_ins = self._seat_value(self.seat, E.SEAT_INS)
+        if agent_ins != E.INS_NONE:
+            lines.append(f"Insurance: {_INSURANCE_NAMES[agent_ins]}")
+        if over:
+            lines.append(f"Round result: {self._res[self.seat * E.RES_SIZE + E.RES_TOTAL]:+g}")
+        if self._mask.any():
+            names = self._action_names()
+            lines.append(f"Legal: {', '.join(names[a] for a in np.flatnonzero(self._mask))}")
         return "\n".join(lines)

@@ -11,6 +11,7 @@ other seats.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from . import engine as E
@@ -18,6 +19,7 @@ from .strategy import table_decision
 
 POLICY_TABLE, POLICY_RANDOM = 0, 1
 NO_SEAT = -1  # play_until's stop seat when every seat is played by its policy
+SHOE_STEPS = 52  # the shoe-dealt observation counts 52nds of the shoe
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -44,3 +46,85 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
             return
         p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
         action = policy_decision(kinds[p], actions[p], insurance[p], st, hands, mask, prngs[p])
+
+
+@njit(cache=True, _nrt=False)
+def env_advance(
+    st, hands, shoe, rv, res, obs, mask, count_mode, action, agent, bets, extra, kinds, actions, insurance, prngs
+):
+    """One env transition at a table; returns the agent's reward (its bet times its result).
+
+    ``action`` < 0 deals a round (Blackjack-v0's reset); in a shoe episode's bet phase it is a
+    bet id (``N_ACTIONS + i`` places ``bets[i]``, 0 sits the round out, which is then played
+    by the other seats alone); else it is the agent's play. The other seats then act until the
+    agent must decide or the round is over; a shoe episode then opens the next bet, unless the
+    cut card came out (the episode's end: ``st[S_PHASE] == P_OVER`` with no bet due). The agent's
+    observation and mask are written; ``extra`` >= 0 is where a shoe episode's two extra
+    observation components go (bet level, 52nds of the shoe dealt)."""
+    stop = agent
+    if st[E.S_BETTING]:
+        level = action - E.N_ACTIONS
+        st[E.S_BET_LEVEL] = level
+        st[E.S_BETTING] = 0
+        playing = bets[level] > 0
+        st[E.seat_slot(agent, E.SEAT_ACTIVE)] = playing
+        if not playing:
+            stop = NO_SEAT  # the round is played by the others alone
+        action = -1
+    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs)
+    reward = 0.0
+    over = st[E.S_PHASE] == E.P_OVER
+    if over and st[E.seat_slot(agent, E.SEAT_ACTIVE)]:
+        reward = bets[st[E.S_BET_LEVEL]] * res[agent * E.RES_SIZE + E.RES_REWARD]
+    if over and st[E.S_SHOE_EPISODE] and not shoe_ended(st):
+        st[E.S_BETTING] = 1
+    E._save_seat(st)  # every seat block current, for the adapters' summaries
+    write_agent_view(st, hands, obs, mask, count_mode, extra)
+    return reward
+
+
+@njit(cache=True, _nrt=False)
+def shoe_ended(st):
+    """The cut card came out (or the shoe ran out and was reshuffled mid-round): a shoe episode
+    ends with the round being settled."""
+    return st[E.S_SHOE_POS] >= st[E.S_CUT] or st[E.S_MID_SHUFFLE] != 0
+
+
+@njit(cache=True, _nrt=False)
+def write_agent_view(st, hands, obs, mask, count_mode, extra):
+    """The agent's observation and legal actions: its decision in the round, or a bet due."""
+    E.write_view(st, hands, obs, mask, count_mode)
+    if extra < 0:
+        return
+    n_bets = mask.shape[0] - E.N_ACTIONS
+    if st[E.S_BETTING]:
+        obs[E.O_PHASE] = E.P_BET
+        obs[E.O_UP] = 0  # the last round's up card is history: the count carries what matters
+        for i in range(n_bets):
+            mask[E.N_ACTIONS + i] = True
+        obs[extra] = 0
+    else:
+        obs[extra] = st[E.S_BET_LEVEL] + 1
+    obs[extra + 1] = min(SHOE_STEPS, st[E.S_SHOE_POS] * SHOE_STEPS // max(st[E.S_SHOE_LEN], 1))
+
+
+@njit(cache=True, _nrt=False)
+def begin_shoe(st):
+    """A shoe episode's start: a fresh shuffle, nothing stacked, the first bet due."""
+    E.reset_shoe(st)
+    st[E.S_FORCE_SHUFFLE] = 0
+    st[E.S_STACK_POS] = 0
+    st[E.S_STACK_LEN] = 0
+    st[E.S_FIXED_END] = 0
+    st[E.S_BETTING] = 1
+    st[E.S_PHASE] = E.P_OVER
+
+
+def start_shoe(st: np.ndarray, shoe: np.ndarray, codes: list[int]) -> None:
+    """``begin_shoe`` with ``codes`` on top of the shoe in deal order (the env checked that the
+    shoe holds them): each is swapped into place, and draws take them in order."""
+    begin_shoe(st)
+    for i, code in enumerate(codes):
+        j = i + int(np.flatnonzero(shoe[i:] == code)[0])
+        shoe[i], shoe[j] = shoe[j], shoe[i]
+    st[E.S_FIXED_END] = len(codes)

@@ -1,15 +1,17 @@
-"""A Gymnasium vector env that steps N tables in one compiled call.
+"""Gymnasium vector envs that step N tables in one compiled call.
 
 ``gymnasium.make_vec("blackjack_env/Blackjack-v0", num_envs=N, vectorization_mode="vector_entry_point")``
-returns :class:`BlackjackVectorEnv`. Each table runs the single env's engine code; table i seeded
-with ``seed + i`` deals exactly what ``BlackjackEnv`` seeded with ``seed + i`` deals. Finished
-rounds are reset on the next step (Gymnasium's default next-step autoreset: that step ignores
-the table's action and returns the new round's first observation with reward 0).
+returns :class:`BlackjackVectorEnv`, and ``"blackjack_env/BlackjackShoe-v0"``
+:class:`BlackjackShoeVectorEnv`. Each table runs the single env's compiled transition
+(``table.env_advance``); table i seeded with ``seed + i`` plays exactly what the single env
+seeded with ``seed + i`` plays. Finished episodes are reset on the next step (Gymnasium's default
+next-step autoreset: that step ignores the table's action and returns the new episode's first
+observation with reward 0).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,51 +22,112 @@ from gymnasium.vector.utils import batch_space
 from numba import njit
 
 from . import engine as E
-from .env import COUNT_MODES, REWARD_MODES, Action, check_options, observation_nvec
-from .rules import MAX_HANDS, Rules
+from . import table as T
+from .env import (
+    COUNT_MODES,
+    OBS_NAMES,
+    REWARD_MODES,
+    check_options,
+    count_names,
+    observation_nvec,
+    others_policy,
+    seed_table,
+)
+from .rules import Rules
+from .shoe_env import DEFAULT_BETS, SHOE_OBS_NAMES, check_bets, shoe_nvec, shoe_rules
+from .strategy import N_PLAY, N_ROWS, N_UP
 
 
 @njit(cache=True, _nrt=False)
-def _reset_tables(st, hands, shoe, res, obs, mask, count_mode, which):
+def _start_tables(st, hands, shoe, rv, res, obs, mask, count_mode, which, agent, bets, extra, kinds, acts, ins, prngs):
+    """Start an episode at every table in ``which``: a round dealt, or a shoe's first bet due."""
     for i in range(st.shape[0]):
         if which[i]:
-            E.env_reset(st[i], hands[i], shoe[i], res[i], obs[i], mask[i], count_mode)
+            _start(
+                st[i],
+                hands[i],
+                shoe[i],
+                rv,
+                res[i],
+                obs[i],
+                mask[i],
+                count_mode,
+                agent,
+                bets,
+                extra,
+                kinds,
+                acts,
+                ins,
+                prngs[i],
+            )
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _start(st, hands, shoe, rv, res, obs, mask, count_mode, agent, bets, extra, kinds, acts, ins, prngs):
+    if st[E.S_SHOE_EPISODE]:
+        T.begin_shoe(st)
+        T.write_agent_view(st, hands, obs, mask, count_mode, extra)
+    else:
+        T.env_advance(st, hands, shoe, rv, res, obs, mask, count_mode, -1, agent, bets, extra, kinds, acts, ins, prngs)
 
 
 @njit(cache=True, _nrt=False)
-def _step_tables(st, hands, shoe, rv, res, obs, mask, count_mode, actions, rewards, terminated, autoreset):
-    """Step every table (or reset it, after a finished round); returns the first table whose
-    action is illegal, or -1. Nothing is changed when an action is illegal."""
+def _step_tables(
+    st, hands, shoe, rv, res, obs, mask, count_mode, actions, rewards, terminated, autoreset,
+    agent, bets, extra, kinds, acts, ins, prngs,
+):  # fmt: skip
+    """Step every table (or start its next episode, after a finished one); returns the first
+    table whose action is illegal, or -1. Nothing is changed when an action is illegal."""
     n = st.shape[0]
+    n_actions = mask.shape[1]
     for i in range(n):
         a = actions[i]
-        if not autoreset[i] and (a < 0 or a >= E.N_ACTIONS or not mask[i, a]):
+        if not autoreset[i] and (a < 0 or a >= n_actions or not mask[i, a]):
             return i
     for i in range(n):
         if autoreset[i]:
-            E.env_reset(st[i], hands[i], shoe[i], res[i], obs[i], mask[i], count_mode)
+            _start(
+                st[i],
+                hands[i],
+                shoe[i],
+                rv,
+                res[i],
+                obs[i],
+                mask[i],
+                count_mode,
+                agent,
+                bets,
+                extra,
+                kinds,
+                acts,
+                ins,
+                prngs[i],
+            )
             rewards[i] = 0.0
             terminated[i] = False
             autoreset[i] = False
         else:
-            rewards[i] = E.env_step(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], count_mode, actions[i])
-            done = st[i, E.S_PHASE] == E.P_OVER
+            rewards[i] = T.env_advance(
+                st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], count_mode, actions[i],
+                agent, bets, extra, kinds, acts, ins, prngs[i],
+            )  # fmt: skip
+            done = st[i, E.S_PHASE] == E.P_OVER and not st[i, E.S_BETTING]
             terminated[i] = done
             autoreset[i] = done
     return -1
 
 
 class LegalActionBatch(spaces.MultiDiscrete):
-    """The batched ``Discrete(7)`` whose plain ``sample()`` draws a legal action at every table.
+    """The batched action space whose plain ``sample()`` draws a legal action at every table.
 
     As in the single env (:class:`blackjack_env.env.LegalActions`), a sample with no mask draws
-    uniformly among the actions legal now, per table; a table whose round just ended (its next
+    uniformly among the actions legal now, per table; a table whose episode just ended (its next
     step is the autoreset, which ignores the action) gets STAND. An explicit ``mask`` or
     ``probability`` behaves exactly as in ``MultiDiscrete``.
     """
 
     def __init__(self, live_mask: np.ndarray, seed: int | None = None) -> None:
-        super().__init__(np.full(live_mask.shape[0], E.N_ACTIONS, np.int64), seed=seed)
+        super().__init__(np.full(live_mask.shape[0], live_mask.shape[1], np.int64), seed=seed)
         self._live_mask = live_mask
 
     def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
@@ -78,7 +141,8 @@ class LegalActionBatch(spaces.MultiDiscrete):
 
 
 class BlackjackVectorEnv(VectorEnv):
-    """N blackjack tables stepped together; see :class:`blackjack_env.BlackjackEnv` for the game.
+    """N blackjack tables stepped together; see :class:`blackjack_env.BlackjackEnv` for the game
+    and its arguments (``rules``, ``count_obs``, ``reward``, ``seats``, ``seat``, ``others``).
 
     ``action_masks()`` returns bool[N, 7]; ``info["action_mask"]`` holds the same after every
     reset and step. ``action_space.sample()`` draws a legal action at every table. Rewards are
@@ -94,40 +158,73 @@ class BlackjackVectorEnv(VectorEnv):
         count_obs: str = "none",
         render_mode: str | None = None,
         reward: str = "sampled",
+        seats: int = 1,
+        seat: int = 0,
+        others: Any = "basic",
     ) -> None:
+        self._setup(num_envs, Rules.coerce(rules), count_obs, render_mode, reward, seats, seat, others, ())
+
+    def _setup(
+        self,
+        num_envs: int,
+        rules: Rules,
+        count_obs: str,
+        render_mode: str | None,
+        reward: str,
+        seats: int,
+        seat: int,
+        others: Any,
+        bets: tuple[float, ...],
+    ) -> None:
+        """Everything both vector envs hold; ``bets`` (non-empty) makes every episode a shoe."""
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
         if render_mode is not None:
             raise ValueError("the vector env does not render; use the single env with render_mode='ansi'")
-        self.rules = Rules.coerce(rules)
-        check_options(self.rules, count_obs, reward)
-        self.num_envs = int(num_envs)
+        check_options(rules, count_obs, reward, seats, seat)
+        self.rules = rules
+        self.num_envs = n = int(num_envs)
         self.count_obs = count_obs
         self.reward = reward
+        self.seats = int(seats)
+        self.seat = int(seat)
         self.render_mode = None
         self._count_mode = COUNT_MODES[count_obs]
-        self.single_action_space = spaces.Discrete(E.N_ACTIONS)
-        self.single_observation_space = spaces.MultiDiscrete(observation_nvec(self.rules, count_obs))
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        n = self.num_envs
-        self._rv = self.rules.to_array()
+        nvec = shoe_nvec(rules, count_obs, len(bets)) if bets else observation_nvec(rules, count_obs)
+        self.observation_names = (*OBS_NAMES, *count_names(count_obs), *(SHOE_OBS_NAMES if bets else ()))
+        self.single_observation_space = spaces.MultiDiscrete(nvec)
+        self.single_action_space = spaces.Discrete(E.N_ACTIONS + len(bets))
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self._rv = rules.to_array()
         self._st = np.zeros((n, E.ST_SIZE), np.int64)
-        self._hands = np.zeros((n, MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE)
-        self._shoe = np.tile(E.new_shoe(self.rules.decks), (n, 1))
+        self._hands = np.zeros((n, self.seats * E.MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE)
+        self._shoe = np.tile(E.new_shoe(rules.decks), (n, 1))
         for i in range(n):
+            E.set_seats(self._st[i], self.seats)
             E.load_rules(self._st[i], self._rv)
         self._st[:, E.S_REWARD_MODE] = REWARD_MODES[reward]
-        self._res = np.zeros((n, E.RES_SIZE), np.float64)
-        self._obs = np.zeros((n, len(self.single_observation_space.nvec)), np.int64)
-        self._mask = np.zeros((n, E.N_ACTIONS), np.bool_)
+        self._st[:, E.S_SHOE_EPISODE] = int(bool(bets))
+        self._res = np.zeros((n, self.seats * E.RES_SIZE), np.float64)
+        self._obs = np.zeros((n, len(nvec)), np.int64)
+        self._mask = np.zeros((n, E.N_ACTIONS + len(bets)), np.bool_)
         self.action_space = LegalActionBatch(self._mask)
         self._rewards = np.zeros(n, np.float64)
         self._terminated = np.zeros(n, np.bool_)
         self._autoreset = np.zeros(n, np.bool_)
+        kind, table = others_policy(rules, others) if self.seats > 1 else (T.POLICY_RANDOM, None)
+        self._kinds = np.array([kind], np.int64)
+        self._actions = (table.actions if table else np.zeros((N_ROWS, N_UP, N_PLAY), np.int64))[None].copy()
+        self._insurance = (table.insurance if table else np.zeros(2, np.bool_))[None].copy()
+        self._prngs = np.zeros((n, 1, 4), np.int64)
+        self._bets = np.array(bets or (1.0,), np.float64)
+        self._extra = len(observation_nvec(rules, count_obs)) if bets else -1
         self._seeded = False
 
+    def _policy_args(self) -> tuple[Any, ...]:
+        return (self.seat, self._bets, self._extra, self._kinds, self._actions, self._insurance, self._prngs)
+
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
-        """Deal a new round at every table (or at those in ``options["reset_mask"]``)."""
+        """Start a new episode at every table (or at those in ``options["reset_mask"]``)."""
         seeds = self._seed_list(seed)
         which = np.ones(self.num_envs, np.bool_)
         if options and "reset_mask" in options:
@@ -137,9 +234,13 @@ class BlackjackVectorEnv(VectorEnv):
         if seeds is not None or not self._seeded:
             for i in range(self.num_envs):
                 if which[i]:
-                    self._seed_table(i, None if seeds is None else seeds[i])
+                    rng, _ = seeding.np_random(None if seeds is None else seeds[i])  # as BlackjackEnv.reset
+                    seed_table(self._st[i], self._shoe[i], self._prngs[i], rng.integers(0, 2**63))
             self._seeded = True
-        _reset_tables(self._st, self._hands, self._shoe, self._res, self._obs, self._mask, self._count_mode, which)
+        _start_tables(
+            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._count_mode,
+            which, *self._policy_args(),
+        )  # fmt: skip
         self._autoreset[which] = False
         return self._obs.copy(), {"action_mask": self._mask.copy()}
 
@@ -150,28 +251,18 @@ class BlackjackVectorEnv(VectorEnv):
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
         bad = _step_tables(
-            self._st,
-            self._hands,
-            self._shoe,
-            self._rv,
-            self._res,
-            self._obs,
-            self._mask,
-            self._count_mode,
-            actions,
-            self._rewards,
-            self._terminated,
-            self._autoreset,
-        )
+            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._count_mode,
+            actions, self._rewards, self._terminated, self._autoreset, *self._policy_args(),
+        )  # fmt: skip
         if bad >= 0:
-            legal = ", ".join(f"{int(a)} {a.name}" for a in Action if self._mask[bad, a])
+            legal = ", ".join(str(a) for a in np.flatnonzero(self._mask[bad]))
             raise ValueError(f"illegal action {int(actions[bad])} at table {bad}; legal actions there: {legal}")
         info: dict[str, Any] = {"action_mask": self._mask.copy()}
         truncated = np.zeros(self.num_envs, np.bool_)
         return self._obs.copy(), self._rewards.copy(), self._terminated.copy(), truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of every table, bool[N, 7]."""
+        """Legal actions of every table, bool[N, n_actions]."""
         return self._mask.copy()
 
     def _seed_list(self, seed: int | list[int | None] | None) -> list[int | None] | None:
@@ -184,7 +275,23 @@ class BlackjackVectorEnv(VectorEnv):
             raise ValueError(f"seed must be an int or a list of {self.num_envs} seeds, got {len(seeds)}")
         return seeds
 
-    def _seed_table(self, i: int, seed: int | None) -> None:
-        """Seed table i exactly as BlackjackEnv.reset(seed=seed) seeds its engine."""
-        rng, _ = seeding.np_random(seed)
-        E.seed_table(self._st[i], self._shoe[i], np.random.SeedSequence(rng.integers(0, 2**63)))
+
+class BlackjackShoeVectorEnv(BlackjackVectorEnv):
+    """N shoe tables stepped together; see :class:`blackjack_env.BlackjackShoeEnv` for the game and
+    its arguments. Actions are ``7 + len(bets)`` wide, and so are the masks."""
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        rules: Rules | str | Mapping[str, Any] | None = None,
+        bets: Sequence[float] = DEFAULT_BETS,
+        seats: int = 1,
+        seat: int = 0,
+        others: Any = "basic",
+        count_obs: str = "hilo",
+        reward: str = "sampled",
+        render_mode: str | None = None,
+    ) -> None:
+        rules = shoe_rules(rules)
+        bet_sizes = check_bets(bets, seats if isinstance(seats, (int, np.integer)) else 1)
+        self._setup(num_envs, rules, count_obs, render_mode, reward, seats, seat, others, bet_sizes)
