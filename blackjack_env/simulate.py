@@ -265,6 +265,20 @@ class SimulationResult:
         stats = self._stats(policy)
         return _stderr(stats[ST_SUM], stats[ST_SUMSQ], self.rounds)
 
+    def rounds_played(self, policy: int = 0) -> int:
+        """Rounds in which the policy had a bet."""
+        return int(self._stats(policy)[ST_PLAYED])
+
+    def avg_bet(self, policy: int = 0) -> float:
+        """The policy's mean bet per round it played (table-minimum units)."""
+        stats = self._stats(policy)
+        return float(stats[ST_BET] / max(stats[ST_PLAYED], 1))
+
+    def ev_per_unit_bet(self, policy: int = 0) -> float:
+        """The policy's result per unit bet (its total result over its total bets)."""
+        stats = self._stats(policy)
+        return float(stats[ST_SUM] / stats[ST_BET]) if stats[ST_BET] > 0 else 0.0
+
     def rates(self, policy: int = 0) -> dict[str, float]:
         n = max(self.rounds, 1)
         stats = self._stats(policy)
@@ -291,10 +305,11 @@ def iter_chunks(
     rounds: int,
     seed: int,
     chunk_rounds: int = CHUNK_ROUNDS,
-    table: Table = Table(),
+    table: Table | None = None,
 ) -> Iterator[tuple[Callable[..., np.ndarray], tuple[Any, ...]]]:
     """(function, arguments) of every chunk of a run, in order, for any executor (the rounds
     are the last argument)."""
+    table = table or Table()
     sizes = chunk_sizes(rounds, chunk_rounds)
     rules_array = rules.to_array()
     policies = tuple(policies)

@@ -20,7 +20,14 @@ from typing import Any
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import SimulationResult
 
-from .options import CliError, add_simulation_arguments, note_compile, rules_from_args, warnings_as_lines
+from .options import (
+    CliError,
+    add_simulation_arguments,
+    note_compile,
+    rules_from_args,
+    table_from_args,
+    warnings_as_lines,
+)
 from .policies import load_policy
 from .runner import RunOutcome, interval, simulate
 
@@ -50,6 +57,11 @@ def summarize(outcome: RunOutcome, rules: Rules, args: argparse.Namespace) -> di
         "ci95": interval(ev, stderr),
         "stderr": stderr,
         "rounds": result.rounds,
+        "rounds_played": result.rounds_played(),
+        "avg_bet": result.avg_bet(),
+        "ev_per_unit_bet": result.ev_per_unit_bet(),
+        "seats": args.seats,
+        "seat": args.seat,
         "rounds_per_second": result.rounds / outcome.seconds if outcome.seconds > 0 else math.inf,
         "seconds": outcome.seconds,
         "warmup_seconds": outcome.warmup_seconds,
@@ -116,6 +128,7 @@ def exact_ev(policy_spec: str, rules: Rules) -> float:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rules = rules_from_args(args)
+    table = table_from_args(args, rules)
     policy = load_policy(args.policy, rules)
     baseline = load_policy(args.baseline, rules) if args.baseline else None
     progress_bar = None
@@ -134,6 +147,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             backend=args.backend,
             ray_address=args.ray_address,
             progress=progress_bar.update if progress_bar else None,
+            table=table,
         )
     finally:
         if progress_bar:

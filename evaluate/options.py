@@ -13,9 +13,11 @@ import sys
 import warnings
 from collections.abc import Iterator
 
+from blackjack_env.engine import MAX_SEATS
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
+from blackjack_env.simulate import Policy, Table
 
-from .policies import POLICY_CHOICES
+from .policies import POLICY_CHOICES, basic_strategy_table
 from .runner import RunOutcome, default_workers
 
 #: A first kernel call slower than this compiled the simulator rather than loading numba's cache
@@ -69,12 +71,26 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
     return Rules.preset(args.rules).with_settings(args.settings)
 
 
+def table_from_args(args: argparse.Namespace, rules: Rules) -> Table:
+    """Where the evaluated policy sits (--seats, --seat); the other boxes play basic strategy."""
+    if not 1 <= args.seats <= MAX_SEATS:
+        raise CliError(f"--seats must be 1..{MAX_SEATS} boxes, got {args.seats}")
+    if not 0 <= args.seat < args.seats:
+        raise CliError(f"--seat must be 0..{args.seats - 1} (seat 0 is dealt first), got {args.seat}")
+    others = Policy.from_table(basic_strategy_table(rules)) if args.seats > 1 else None
+    return Table(args.seats, args.seat, others)
+
+
 def add_simulation_arguments(parser: argparse.ArgumentParser) -> None:
     """--policy, --rules, --set, --rounds, --seed and --workers (shared by evaluate and report)."""
     parser.add_argument("--policy", default="basic", help=f"{POLICY_CHOICES} (default basic)")
     add_rules_arguments(parser)
     parser.add_argument("--rounds", type=parse_rounds, default=10_000_000, help="rounds to play (e.g. 1e8)")
     parser.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same result")
+    parser.add_argument(
+        "--seats", type=positive_int, default=1, help="boxes at the table, 1-7 (the others play basic strategy)"
+    )
+    parser.add_argument("--seat", type=int, default=0, help="the policy's box, 0..seats-1 (0 is dealt first)")
     parser.add_argument(
         "--workers",
         type=positive_int,

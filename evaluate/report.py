@@ -49,7 +49,14 @@ from blackjack_env.rules import Rules
 from blackjack_env.simulate import OUTCOMES, Policy
 from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 
-from .options import CliError, add_simulation_arguments, note_compile, rules_from_args, warnings_as_lines
+from .options import (
+    CliError,
+    add_simulation_arguments,
+    note_compile,
+    rules_from_args,
+    table_from_args,
+    warnings_as_lines,
+)
 from .policies import load_policy
 from .runner import RunOutcome, interval, simulate
 
@@ -171,6 +178,7 @@ def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy) -> RunOut
         baseline=load_policy("basic", rules),
         others=[Policy.random()],
         workers=args.workers,
+        table=table_from_args(args, rules),
     )
     note_compile(outcome, "blackjack-evaluate report")
     if outcome.result.rounds == 0:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from blackjack_env.rules import Rules
-from blackjack_env.simulate import CHUNK_ROUNDS, Policy, SimulationResult, iter_chunks
+from blackjack_env.simulate import CHUNK_ROUNDS, Policy, SimulationResult, Table, iter_chunks
 
 ProgressCallback = Callable[[int], None]
 Chunk = tuple[Callable[..., np.ndarray], tuple[Any, ...]]
@@ -79,8 +79,10 @@ def simulate(
     ray_address: str | None = None,
     progress: ProgressCallback | None = None,
     chunk_rounds: int = CHUNK_ROUNDS,
+    table: Table | None = None,
 ) -> RunOutcome:
-    """Simulate `rounds` rounds of `policy`; `baseline` and then `others` play the same cards.
+    """Simulate `rounds` rounds of `policy`; `baseline` and then `others` play the same cards,
+    each in turn in ``table.seat`` of the table (the other seats play ``table.others``).
 
     In the result, policy 0 is `policy`, 1 the baseline (if any), then the others.
     ``workers`` defaults to every local core (on a Ray cluster: every CPU of the cluster).
@@ -95,7 +97,7 @@ def simulate(
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     policies = [policy, *([baseline] if baseline is not None else []), *others]
-    chunks = list(iter_chunks(rules, policies, rounds, seed, chunk_rounds))
+    chunks = list(iter_chunks(rules, policies, rounds, seed, chunk_rounds, table))
     clock = _Stopwatch()
     outputs: dict[int, np.ndarray] = {}
     compile_seconds, interrupted = 0.0, True  # as they stay after a Ctrl-C while warming up
