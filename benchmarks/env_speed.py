@@ -1,8 +1,9 @@
-"""Steps per second of blackjack_env/Blackjack-v0 against Gymnasium's Blackjack-v1.
+"""Steps per second of blackjack_env/Blackjack-v0 and BlackjackShoe-v0 against Gymnasium's Blackjack-v1.
 
 Both are built with ``gymnasium.make`` (so both carry the same default wrappers) and driven by
-the same random-legal-action loop; the two are measured alternately in several rounds and the
-ratio of their medians is printed, since absolute times on shared machines are noise.
+the same random-legal-action loop; they are measured alternately in several rounds and the
+ratios of their medians are printed, since absolute times on shared machines are noise. The shoe
+env runs whole shoes (a bet before every round, the cut card ending the episode).
 
     python benchmarks/env_speed.py [--steps 200000] [--repeats 5] [--rules PRESET]
 """
@@ -17,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 
 import blackjack_env  # noqa: F401  (registers the env)
+from blackjack_env import Rules
 
 
 def steps_per_second(env: gym.Env, steps: int, seed: int, masked: bool) -> float:
@@ -44,19 +46,27 @@ def main() -> None:
     parser.add_argument("--rules", default="ultimatebet")
     args = parser.parse_args()
 
-    ours = gym.make("blackjack_env/Blackjack-v0", rules=args.rules)
-    toy = gym.make("Blackjack-v1")
-    steps_per_second(ours, 2_000, 0, masked=True)  # compile and warm up both
-    steps_per_second(toy, 2_000, 0, masked=False)
-    ours_rates, toy_rates = [], []
+    envs = {
+        "blackjack_env/Blackjack-v0": (gym.make("blackjack_env/Blackjack-v0", rules=args.rules), True),
+        "blackjack_env/BlackjackShoe-v0": (
+            gym.make("blackjack_env/BlackjackShoe-v0", rules=Rules.preset(args.rules).replace(penetration=0.75)),
+            True,
+        ),
+        "Gymnasium Blackjack-v1": (gym.make("Blackjack-v1"), False),
+    }
+    rates: dict[str, list[float]] = {name: [] for name in envs}
+    for env, masked in envs.values():
+        steps_per_second(env, 2_000, 0, masked=masked)  # compile and warm up
     for repeat in range(args.repeats):
-        ours_rates.append(steps_per_second(ours, args.steps, repeat, masked=True))
-        toy_rates.append(steps_per_second(toy, args.steps, repeat, masked=False))
-    ours_median = statistics.median(ours_rates)
-    toy_median = statistics.median(toy_rates)
-    print(f"blackjack_env/Blackjack-v0 ({args.rules}): {ours_median:>10,.0f} steps/s")
-    print(f"Gymnasium Blackjack-v1:                 {toy_median:>10,.0f} steps/s")
-    print(f"ratio (ours / Blackjack-v1): {ours_median / toy_median:.2f}x")
+        for name, (env, masked) in envs.items():
+            rates[name].append(steps_per_second(env, args.steps, repeat, masked=masked))
+    medians = {name: statistics.median(r) for name, r in rates.items()}
+    toy = medians["Gymnasium Blackjack-v1"]
+    for name, median in medians.items():
+        print(f"{name + ' (' + args.rules + ')' if 'blackjack_env' in name else name:<45} {median:>10,.0f} steps/s")
+    for name, median in medians.items():
+        if "blackjack_env" in name:
+            print(f"ratio ({name} / Blackjack-v1): {median / toy:.2f}x")
 
 
 if __name__ == "__main__":

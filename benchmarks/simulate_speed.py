@@ -2,7 +2,10 @@
 against a minimal "tight numba loop" blackjack measured in the same run, and the vector env's
 steps per second against Gymnasium's SyncVectorEnv over Blackjack-v1.
 
-    python benchmarks/simulate_speed.py [--rounds 2e7] [--rules ultimatebet] [--vector-steps 200]
+    python benchmarks/simulate_speed.py [--rounds 2e7] [--rules ultimatebet] [--vector-steps 200] [--seats 7]
+
+It also times a full table: the policy in one of ``--seats`` boxes, the others playing basic
+strategy, as the cost per dealt hand against the lone player's (the table's must stay <= 1.3x).
 
 Absolute figures on shared machines are noise; the ratios printed are the figures to compare.
 """
@@ -18,7 +21,7 @@ from numba import njit
 
 import blackjack_env  # noqa: F401  (registers the env)
 from blackjack_env import Rules
-from blackjack_env.simulate import Policy
+from blackjack_env.simulate import Policy, Table
 from evaluate.policies import basic_strategy_table
 from evaluate.runner import simulate
 
@@ -96,6 +99,7 @@ def main() -> None:
     parser.add_argument("--rules", default="ultimatebet")
     parser.add_argument("--num-envs", type=int, default=4096)
     parser.add_argument("--vector-steps", type=int, default=200)
+    parser.add_argument("--seats", type=int, default=7, help="boxes of the table timed against one box")
     args = parser.parse_args()
     rounds = int(args.rounds)
     rules = Rules.preset(args.rules)
@@ -113,6 +117,13 @@ def main() -> None:
     print(f"  1 core : {one / 1e6:7.2f} M rounds/s")
     print(f"  2 cores: {two / 1e6:7.2f} M rounds/s   (x{two / one:.2f} of 1 core)")
     print(f"  tight numba loop (no rules, 1 core): {peer / 1e6:.2f} M rounds/s; ours / peer = {one / peer:.2f}")
+    table = Table(args.seats, args.seats // 2, policy)
+    simulate(rules, policy, 10_000, seed=1, workers=1, table=table)  # compile
+    full = rate(lambda n: simulate(rules, policy, n, seed=1, workers=1, table=table), rounds // args.seats)
+    print(
+        f"  a {args.seats}-seat table (policy in seat {table.seat}, 1 core): {full / 1e6:.2f} M rounds/s, "
+        f"{args.seats * full / 1e6:.2f} M hands/s; cost per dealt hand / one seat's = {one / (args.seats * full):.2f}"
+    )
     ours_rate, toy_rate = vector_rates(args.num_envs, args.vector_steps)
     print(f"vector env, {args.num_envs} envs, random legal actions: {ours_rate / 1e6:.2f} M steps/s")
     print(f"SyncVectorEnv(Blackjack-v1): {toy_rate / 1e6:.3f} M steps/s; ratio {ours_rate / toy_rate:.1f}x")
