@@ -152,7 +152,10 @@ S_SEAT_BASE = S_ORDER + MAX_SEATS  # one block of SEAT_FIELDS per seat
 S_SHOE_EPISODE = S_SEAT_BASE + MAX_SEATS * SEAT_FIELDS  # 1: the episode is a shoe, with a bet each round
 S_BETTING = S_SHOE_EPISODE + 1  # 1 while the agent's bet for the next round is due
 S_BET_LEVEL = S_SHOE_EPISODE + 2  # index of the agent's bet this round (in the env's bets)
-ST_SIZE = S_SHOE_EPISODE + 3
+S_AGENT = S_SHOE_EPISODE + 3  # the agent's seat
+S_COUNT_MODE = S_SHOE_EPISODE + 4  # the count the observation carries (COUNT_*)
+S_OBS_EXTRA = S_SHOE_EPISODE + 5  # where a shoe episode's extra observation components start (0: none)
+ST_SIZE = S_SHOE_EPISODE + 6
 
 REWARD_SAMPLED, REWARD_EXPECTED = range(2)
 # dealer outcomes of the expected settlement: final totals 17..21, a bust, a blackjack

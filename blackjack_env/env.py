@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 
 from . import engine as E
 from . import table as T
@@ -69,6 +70,16 @@ def others_policy(rules: Rules, others: Any) -> tuple[int, StrategyTable | None]
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(f"others={str(others)!r} is not a saved strategy table ({error})") from None
     raise ValueError(f"others must be {OTHERS_CHOICES}; got {others!r}")
+
+
+def table_policy(rules: Rules, others: Any, seats: int) -> tuple[int, StrategyTable | None]:
+    """``others_policy`` at a table of ``seats``; a table of one has no other seats to play, but a
+    bad ``others`` is still an error."""
+    if seats > 1:
+        return others_policy(rules, others)
+    if not (isinstance(others, StrategyTable) or (isinstance(others, str) and others in ("basic", "random"))):
+        others_policy(rules, others)  # a saved agent or table is loaded (and checked), anything else raises
+    return T.POLICY_RANDOM, None
 
 
 class Action(enum.IntEnum):
@@ -138,19 +149,52 @@ class LegalActions(spaces.Discrete):
     mask; drawing from the live mask keeps them from stepping illegal actions. After a round ends
     it returns STAND, which opens every round that has no insurance question. An explicit
     ``mask`` or ``probability`` argument behaves exactly as in ``Discrete``.
+
+    Right after ``seed(s)`` (before the env's next reset or step) a sample is drawn for the first
+    decision of the episode that ``reset(seed=s)`` would start (a dry run of the env's, when it
+    gives one as ``first_mask``): Gymnasium's ``check_env`` seeds the space, samples, then resets
+    with that seed and steps the sample.
     """
 
-    def __init__(self, live_mask: np.ndarray, seed: int | None = None) -> None:
-        super().__init__(len(live_mask), seed=seed)
+    def __init__(self, live_mask: np.ndarray, seed: int | None = None, first_mask: Any = None) -> None:
         self._live_mask = live_mask
+        self._first_mask = first_mask  # seed -> bool mask of that seeded episode's first decision, or None
+        self._fresh: tuple[int | None] | None = None
+        super().__init__(len(live_mask), seed=seed)
+        self._fresh = None
+
+    def seed(self, seed: int | None = None) -> Any:
+        seeds = super().seed(seed)
+        self._fresh = (seed,)
+        return seeds
+
+    def env_moved(self) -> None:
+        """The env reset or stepped: samples follow the live mask again."""
+        self._fresh = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_first_mask"] = None  # a copy (or a pickle) does not hold the env
+        state["_fresh"] = None
+        return state
 
     def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
         if mask is not None or probability is not None:
             return super().sample(mask=mask, probability=probability)
-        legal = np.flatnonzero(self._live_mask)
+        live = self._live_mask
+        if self._fresh is not None and self._first_mask is not None:
+            first = self._first_mask(self._fresh[0])
+            if first is not None:
+                live = first
+        legal = np.flatnonzero(live)
         if len(legal) == 0:
             return np.int64(E.STAND)
         return np.int64(legal[self.np_random.integers(len(legal))])
+
+
+def _best_total(hard: int, aces: int) -> int:
+    """``engine.best_total`` in plain Python, for summaries (a compiled call costs more from Python)."""
+    return hard + 10 if aces and hard + 10 <= 21 else hard
 
 
 def count_names(count_obs: str) -> tuple[str, ...]:
@@ -287,7 +331,7 @@ class BlackjackEnv(gym.Env):
         self.seat = int(seat)
         self._count_mode = COUNT_MODES[count_obs]
         self._mask = np.zeros(E.N_ACTIONS + len(self._bet_sizes()), np.bool_)
-        self.action_space = LegalActions(self._mask)
+        self.action_space = LegalActions(self._mask, first_mask=self._first_decision_mask)
         self.observation_space = spaces.MultiDiscrete(self._observation_nvec())
         self._rv = self.rules.to_array()
         self._st = np.zeros(E.ST_SIZE, np.int64)
@@ -300,13 +344,15 @@ class BlackjackEnv(gym.Env):
         self._obs = np.zeros(len(self.observation_space.nvec), np.int64)
         self.observation_names = (*OBS_NAMES, *count_names(count_obs))
         # the other seats' policy (policy 0 of the table driver; unused at a table of one)
-        kind, table = others_policy(self.rules, others) if self.seats > 1 else (T.POLICY_RANDOM, None)
+        kind, table = table_policy(self.rules, others, self.seats)
         self._kinds = np.array([kind], np.int64)
         self._actions = (table.actions if table else np.zeros((N_ROWS, N_UP, N_PLAY), np.int64))[None].copy()
         self._insurance = (table.insurance if table else np.zeros(2, np.bool_))[None].copy()
         self._prngs = np.zeros((1, 4), np.int64)
         self._bets = np.array(self._bet_sizes() or (1.0,), np.float64)  # one round: a flat bet of 1
-        self._extra = self._extra_index()
+        self._st[E.S_AGENT] = self.seat
+        self._st[E.S_COUNT_MODE] = self._count_mode
+        self._st[E.S_OBS_EXTRA] = self._extra_index()
         self._seeded = False
 
     # ------------------------------------------------------------------ what the shoe env changes
@@ -318,7 +364,8 @@ class BlackjackEnv(gym.Env):
         return observation_nvec(self.rules, self.count_obs)
 
     def _extra_index(self) -> int:
-        return -1
+        """Where the shoe episode's extra observation components start (0: there are none)."""
+        return 0
 
     _stack_unit = "round"
 
@@ -328,6 +375,8 @@ class BlackjackEnv(gym.Env):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        if isinstance(self.action_space, LegalActions):
+            self.action_space.env_moved()
         super().reset(seed=seed)
         if seed is not None or not self._seeded:
             # a new seed starts a new shoe and a new card stream (and the other seats' own)
@@ -343,6 +392,8 @@ class BlackjackEnv(gym.Env):
         action = _action_id(action)
         if not 0 <= action < len(self._mask) or not self._mask[action]:
             self._raise_illegal(action)
+        if isinstance(self.action_space, LegalActions):
+            self.action_space.env_moved()
         reward = self._advance(action)
         terminated = self._episode_over()
         info = self._info(settled=self._st[E.S_PHASE] == E.P_OVER)
@@ -378,17 +429,33 @@ class BlackjackEnv(gym.Env):
                 self._res,
                 self._obs,
                 self._mask,
-                self._count_mode,
                 action,
-                self.seat,
                 self._bets,
-                self._extra,
                 self._kinds,
                 self._actions,
                 self._insurance,
                 self._prngs,
             )
         )
+
+    def _first_decision_mask(self, seed: int | None) -> np.ndarray | None:
+        """The legal actions of the first decision of the episode ``reset(seed=seed)`` would start
+        now (a dry run on copies of the table; None when an unseeded first reset makes it random)."""
+        if seed is None and not self._seeded:
+            return None
+        names = ("_st", "_hands", "_shoe", "_res", "_obs", "_mask", "_prngs")
+        kept = {name: getattr(self, name) for name in names}
+        try:
+            for name, array in kept.items():
+                setattr(self, name, array.copy())
+            if seed is not None:
+                rng, _ = seeding.np_random(seed)  # as reset: super().reset(seed=seed), then its np_random
+                seed_table(self._st, self._shoe, self._prngs, rng.integers(0, 2**63))
+            self._start([])
+            return self._mask.copy()
+        finally:
+            for name, array in kept.items():
+                setattr(self, name, array)
 
     def _start(self, codes: list[int]) -> None:
         """Deal the episode's round with ``codes`` on top (Blackjack-v0: one round)."""
@@ -432,29 +499,32 @@ class BlackjackEnv(gym.Env):
         return int(self._st[E.S_SEAT_BASE + s * E.SEAT_FIELDS + field])
 
     def _seat_summary(self, s: int) -> dict[str, Any]:
-        """Seat s's hands, insurance and result (per unit of its bet), from its block."""
-        hands = []
-        r0 = s * E.RES_SIZE
-        for i in range(self._seat_value(s, E.SEAT_NUM_HANDS)):
-            row = s * MAX_HANDS + i
-            hands.append(
-                {
-                    "cards": card_names(self._hand_codes(row)),
-                    "total": int(E.hand_total(self._hands, row)),
-                    "bet": float(self._hands[row, E.H_BET]),
-                    "doubled": bool(self._hands[row, E.H_DOUBLED]),
-                    "split": bool(self._hands[row, E.H_SPLIT]),
-                    "status": _STATUS_NAMES[int(self._hands[row, E.H_STATUS])],
-                    "result": float(self._res[r0 + i]),
-                }
-            )
+        """Seat s's hands, insurance and result (per unit of its bet), from its block (read as
+        Python lists once: this runs at the end of every episode)."""
+        base = E.S_SEAT_BASE + s * E.SEAT_FIELDS
+        block = self._st[base : base + E.SEAT_FIELDS].tolist()
+        n_hands = block[E.SEAT_NUM_HANDS]
+        rows = self._hands[s * MAX_HANDS : s * MAX_HANDS + n_hands].tolist()
+        results = self._res[s * E.RES_SIZE : (s + 1) * E.RES_SIZE].tolist()
+        hands = [
+            {
+                "cards": card_names(row[E.H_CARDS : E.H_CARDS + row[E.H_N]]),
+                "total": _best_total(row[E.H_HARD], row[E.H_ACES]),
+                "bet": float(row[E.H_BET]),
+                "doubled": bool(row[E.H_DOUBLED]),
+                "split": bool(row[E.H_SPLIT]),
+                "status": _STATUS_NAMES[row[E.H_STATUS]],
+                "result": results[i],
+            }
+            for i, row in enumerate(rows)
+        ]
         return {
             "seat": s,
-            "playing": bool(self._seat_value(s, E.SEAT_ACTIVE)),
+            "playing": bool(block[E.SEAT_ACTIVE]),
             "hands": hands,
-            "insurance": float(self._res[r0 + E.RES_INSURANCE]),
-            "insurance_state": _INSURANCE_NAMES[self._seat_value(s, E.SEAT_INS)],
-            "result": float(self._res[r0 + E.RES_TOTAL]),
+            "insurance": results[E.RES_INSURANCE],
+            "insurance_state": _INSURANCE_NAMES[block[E.SEAT_INS]],
+            "result": results[E.RES_TOTAL],
         }
 
     def _hand_codes(self, row: int) -> list[int]:
@@ -464,7 +534,7 @@ class BlackjackEnv(gym.Env):
         return [int(c) for c in self._st[E.S_DEALER : E.S_DEALER + self._st[E.S_DEALER_N]]]
 
     def _dealer_total(self) -> int:
-        return int(E.best_total(self._st[E.S_DEALER_HARD], self._st[E.S_DEALER_ACES]))
+        return _best_total(int(self._st[E.S_DEALER_HARD]), int(self._st[E.S_DEALER_ACES]))
 
     def _stacked_codes(self, options: dict[str, Any] | None) -> list[int]:
         """options['cards'] as engine codes, checked against the shoe's size."""

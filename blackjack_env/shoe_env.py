@@ -46,13 +46,16 @@ def check_bets(bets: Any, seats: int) -> tuple[float, ...]:
     except (TypeError, ValueError):
         raise ValueError(f"bets must be a sequence of bet sizes such as (1, 2, 4, 8), got {bets!r}") from None
     if not sizes:
-        raise ValueError("bets must hold at least one bet size, got an empty sequence")
+        raise ValueError(f"bets must hold at least one bet size, such as (1, 2, 4, 8); got the empty {bets!r}")
     if any(not np.isfinite(b) or b < 0 for b in sizes):
         raise ValueError(f"bets must be >= 0 (0 sits a round out), got {bets!r}")
     if any(b <= a for a, b in itertools.pairwise(sizes)):
         raise ValueError(f"bets must be strictly increasing, got {bets!r}")
     if sizes[0] == 0 and seats == 1:
-        raise ValueError("a bet of 0 sits the round out, which needs other seats at the table (seats >= 2)")
+        raise ValueError(
+            f"bets may start with 0 (sitting a round out) only with other seats at the table (seats >= 2); "
+            f"got bets={bets!r} with seats={seats!r}"
+        )
     return sizes
 
 
@@ -159,7 +162,7 @@ class BlackjackShoeEnv(BlackjackEnv):
         self._st[E.S_STACK_POS] = 0
         self._st[E.S_STACK_LEN] = 0
         T.start_shoe(self._st, self._shoe, codes)
-        T.write_agent_view(self._st, self._hands, self._obs, self._mask, self._count_mode, self._extra)
+        T.write_agent_view(self._st, self._hands, self._obs, self._mask)
 
     def _episode_over(self) -> bool:
         return self._st[E.S_PHASE] == E.P_OVER and not self._st[E.S_BETTING]
@@ -174,8 +177,9 @@ class BlackjackShoeEnv(BlackjackEnv):
             cards_dealt=int(self._st[E.S_SHOE_POS]),
             bet=0.0 if betting else self.bets[int(self._st[E.S_BET_LEVEL])],
         )
-        if "hands" in info:  # a round was settled on this step
-            info["round_result"] = info["bet"] * info["result"]
+        if "hands" in info:  # a round was settled on this step (the next bet may already be due)
+            playing = bool(self._st[E.seat_slot(self.seat, E.SEAT_ACTIVE)])
+            info["round_result"] = self.bets[int(self._st[E.S_BET_LEVEL])] * info["result"] if playing else 0.0
         return info
 
     def round_summary(self) -> dict[str, Any]:

@@ -39,19 +39,23 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
     so both inline once."""
     if action < 0:
         E.start_round(st, hands, shoe, res)
+    p = -1
     while True:
         if action >= 0:
             E.step_round(st, hands, shoe, rv, res, action)
         if st[E.S_PHASE] == E.P_OVER or st[E.S_SEAT] == stop_seat:
             return
-        p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
-        action = policy_decision(kinds[p], actions[p], insurance[p], st, hands, mask, prngs[p])
+        if st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)] != p:  # a new seat's policy: look it up once
+            p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
+            kind = kinds[p]
+            table = actions[p]
+            insure = insurance[p]
+            prng = prngs[p]
+        action = policy_decision(kind, table, insure, st, hands, mask, prng)
 
 
 @njit(cache=True, _nrt=False)
-def env_advance(
-    st, hands, shoe, rv, res, obs, mask, count_mode, action, agent, bets, extra, kinds, actions, insurance, prngs
-):
+def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, actions, insurance, prngs):
     """One env transition at a table; returns the agent's reward (its bet times its result).
 
     ``action`` < 0 deals a round (Blackjack-v0's reset); in a shoe episode's bet phase it is a
@@ -59,8 +63,9 @@ def env_advance(
     by the other seats alone); else it is the agent's play. The other seats then act until the
     agent must decide or the round is over; a shoe episode then opens the next bet, unless the
     cut card came out (the episode's end: ``st[S_PHASE] == P_OVER`` with no bet due). The agent's
-    observation and mask are written; ``extra`` >= 0 is where a shoe episode's two extra
-    observation components go (bet level, 52nds of the shoe dealt)."""
+    observation and mask are written. The env's settings are table state (``S_AGENT``,
+    ``S_COUNT_MODE``, ``S_OBS_EXTRA``): every argument costs the Python call of a step."""
+    agent = st[E.S_AGENT]
     stop = agent
     if st[E.S_BETTING]:
         level = action - E.N_ACTIONS
@@ -79,7 +84,7 @@ def env_advance(
     if over and st[E.S_SHOE_EPISODE] and not shoe_ended(st):
         st[E.S_BETTING] = 1
     E._save_seat(st)  # every seat block current, for the adapters' summaries
-    write_agent_view(st, hands, obs, mask, count_mode, extra)
+    write_agent_view(st, hands, obs, mask)
     return reward
 
 
@@ -91,10 +96,12 @@ def shoe_ended(st):
 
 
 @njit(cache=True, _nrt=False)
-def write_agent_view(st, hands, obs, mask, count_mode, extra):
-    """The agent's observation and legal actions: its decision in the round, or a bet due."""
-    E.write_view(st, hands, obs, mask, count_mode)
-    if extra < 0:
+def write_agent_view(st, hands, obs, mask):
+    """The agent's observation and legal actions: its decision in the round, or a bet due; a shoe
+    episode's two extra components (bet level, 52nds of the shoe dealt) from ``S_OBS_EXTRA`` on."""
+    E.write_view(st, hands, obs, mask, st[E.S_COUNT_MODE])
+    extra = st[E.S_OBS_EXTRA]
+    if extra == 0:  # not a shoe episode (its extras never start at 0)
         return
     n_bets = mask.shape[0] - E.N_ACTIONS
     if st[E.S_BETTING]:

@@ -30,8 +30,8 @@ from .env import (
     check_options,
     count_names,
     observation_nvec,
-    others_policy,
     seed_table,
+    table_policy,
 )
 from .rules import Rules
 from .shoe_env import DEFAULT_BETS, SHOE_OBS_NAMES, check_bets, shoe_nvec, shoe_rules
@@ -39,43 +39,26 @@ from .strategy import N_PLAY, N_ROWS, N_UP
 
 
 @njit(cache=True, _nrt=False)
-def _start_tables(st, hands, shoe, rv, res, obs, mask, count_mode, which, agent, bets, extra, kinds, acts, ins, prngs):
+def _start_tables(st, hands, shoe, rv, res, obs, mask, which, bets, kinds, acts, ins, prngs):
     """Start an episode at every table in ``which``: a round dealt, or a shoe's first bet due."""
     for i in range(st.shape[0]):
         if which[i]:
-            _start(
-                st[i],
-                hands[i],
-                shoe[i],
-                rv,
-                res[i],
-                obs[i],
-                mask[i],
-                count_mode,
-                agent,
-                bets,
-                extra,
-                kinds,
-                acts,
-                ins,
-                prngs[i],
-            )
+            _start(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], bets, kinds, acts, ins, prngs[i])
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _start(st, hands, shoe, rv, res, obs, mask, count_mode, agent, bets, extra, kinds, acts, ins, prngs):
+def _start(st, hands, shoe, rv, res, obs, mask, bets, kinds, acts, ins, prngs):
     if st[E.S_SHOE_EPISODE]:
         T.begin_shoe(st)
-        T.write_agent_view(st, hands, obs, mask, count_mode, extra)
+        T.write_agent_view(st, hands, obs, mask)
     else:
-        T.env_advance(st, hands, shoe, rv, res, obs, mask, count_mode, -1, agent, bets, extra, kinds, acts, ins, prngs)
+        T.env_advance(st, hands, shoe, rv, res, obs, mask, -1, bets, kinds, acts, ins, prngs)
 
 
 @njit(cache=True, _nrt=False)
 def _step_tables(
-    st, hands, shoe, rv, res, obs, mask, count_mode, actions, rewards, terminated, autoreset,
-    agent, bets, extra, kinds, acts, ins, prngs,
-):  # fmt: skip
+    st, hands, shoe, rv, res, obs, mask, actions, rewards, terminated, autoreset, bets, kinds, acts, ins, prngs
+):
     """Step every table (or start its next episode, after a finished one); returns the first
     table whose action is illegal, or -1. Nothing is changed when an action is illegal."""
     n = st.shape[0]
@@ -86,31 +69,14 @@ def _step_tables(
             return i
     for i in range(n):
         if autoreset[i]:
-            _start(
-                st[i],
-                hands[i],
-                shoe[i],
-                rv,
-                res[i],
-                obs[i],
-                mask[i],
-                count_mode,
-                agent,
-                bets,
-                extra,
-                kinds,
-                acts,
-                ins,
-                prngs[i],
-            )
+            _start(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], bets, kinds, acts, ins, prngs[i])
             rewards[i] = 0.0
             terminated[i] = False
             autoreset[i] = False
         else:
             rewards[i] = T.env_advance(
-                st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], count_mode, actions[i],
-                agent, bets, extra, kinds, acts, ins, prngs[i],
-            )  # fmt: skip
+                st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], actions[i], bets, kinds, acts, ins, prngs[i]
+            )
             done = st[i, E.S_PHASE] == E.P_OVER and not st[i, E.S_BETTING]
             terminated[i] = done
             autoreset[i] = done
@@ -211,17 +177,19 @@ class BlackjackVectorEnv(VectorEnv):
         self._rewards = np.zeros(n, np.float64)
         self._terminated = np.zeros(n, np.bool_)
         self._autoreset = np.zeros(n, np.bool_)
-        kind, table = others_policy(rules, others) if self.seats > 1 else (T.POLICY_RANDOM, None)
+        kind, table = table_policy(rules, others, self.seats)
         self._kinds = np.array([kind], np.int64)
         self._actions = (table.actions if table else np.zeros((N_ROWS, N_UP, N_PLAY), np.int64))[None].copy()
         self._insurance = (table.insurance if table else np.zeros(2, np.bool_))[None].copy()
         self._prngs = np.zeros((n, 1, 4), np.int64)
         self._bets = np.array(bets or (1.0,), np.float64)
-        self._extra = len(observation_nvec(rules, count_obs)) if bets else -1
+        self._st[:, E.S_AGENT] = self.seat
+        self._st[:, E.S_COUNT_MODE] = self._count_mode
+        self._st[:, E.S_OBS_EXTRA] = len(observation_nvec(rules, count_obs)) if bets else 0
         self._seeded = False
 
     def _policy_args(self) -> tuple[Any, ...]:
-        return (self.seat, self._bets, self._extra, self._kinds, self._actions, self._insurance, self._prngs)
+        return (self._bets, self._kinds, self._actions, self._insurance, self._prngs)
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
         """Start a new episode at every table (or at those in ``options["reset_mask"]``)."""
@@ -238,7 +206,7 @@ class BlackjackVectorEnv(VectorEnv):
                     seed_table(self._st[i], self._shoe[i], self._prngs[i], rng.integers(0, 2**63))
             self._seeded = True
         _start_tables(
-            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._count_mode,
+            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask,
             which, *self._policy_args(),
         )  # fmt: skip
         self._autoreset[which] = False
@@ -251,7 +219,7 @@ class BlackjackVectorEnv(VectorEnv):
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
         bad = _step_tables(
-            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._count_mode,
+            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask,
             actions, self._rewards, self._terminated, self._autoreset, *self._policy_args(),
         )  # fmt: skip
         if bad >= 0:
