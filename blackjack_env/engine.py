@@ -790,34 +790,29 @@ def _play_action(st, hands, shoe, action):
     return h + 1
 
 
-@njit(cache=True, _nrt=False, forceinline=True)
-def _play_on(st, hands, shoe, s, action):
-    """Play on from seat s (first applying ``action`` to its current hand, if >= 0), then seat
-    after seat, until a decision is due; returns True when every seat is done.
+@njit(cache=True, _nrt=False)
+def _play_seats(st, hands, shoe, s):
+    """Play on from seat s, seat after seat, until a decision is due; returns True when every
+    seat is done. Out of line: a lone player's round never comes here.
 
     A seat coming up settles at once (P_SETTLE) with a natural, or with an unplayed hand after a
     peek found the dealer's blackjack; a seat that chose before an early-surrender peek has that
-    choice carried out first."""
+    choice carried out first; one paid even money has nothing to play."""
     while s < st[S_SEATS]:
         if st[seat_slot(s, SEAT_ACTIVE)] != 0:
             _switch_seat(st, s)
             h = st[S_CUR]
-            if action < 0:  # the seat comes up
-                if st[seat_slot(s, SEAT_DEFER)] != 0:
-                    action = st[seat_slot(s, SEAT_DEFER)] - 1
-                    st[seat_slot(s, SEAT_DEFER)] = 0
-                elif st[S_INS] == INS_EVEN_MONEY:
-                    h = st[S_ROW0] + st[S_NUM_HANDS]  # paid already: nothing to play
-                elif st[S_NATURAL] != 0 or (
-                    st[S_PEEKED] != 0 and hands[h, H_STATUS] == HS_PLAY and dealer_blackjack(st)
-                ):
-                    st[S_PHASE] = P_SETTLE
-                    return False
-            if action >= 0:
-                h = _play_action(st, hands, shoe, action)  # the one call site of each inlined piece
-                action = -1
+            deferred = st[seat_slot(s, SEAT_DEFER)] - 1
+            st[seat_slot(s, SEAT_DEFER)] = 0
+            if deferred >= 0:
+                h = _play_action(st, hands, shoe, deferred)
                 if h < 0:
                     return False
+            elif st[S_INS] == INS_EVEN_MONEY:
+                h = st[S_ROW0] + st[S_NUM_HANDS]  # paid already: nothing to play
+            elif st[S_NATURAL] != 0 or (st[S_PEEKED] != 0 and hands[h, H_STATUS] == HS_PLAY and dealer_blackjack(st)):
+                st[S_PHASE] = P_SETTLE
+                return False
             if not _play_from(st, hands, shoe, h):
                 return False
         s += 1
@@ -825,17 +820,18 @@ def _play_on(st, hands, shoe, s, action):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def step_round(st, hands, shoe, rv, res, action):
-    """Apply the acting seat's legal action and move to the next decision at the table;
-    returns seat 0's reward once the round is over, else 0 (every seat's is in its res block).
+def _table_done(st, hands, shoe, s):
+    """The seats from s on have nothing to play (True), or one of them now decides (False)."""
+    return s >= st[S_SEATS] or _play_seats(st, hands, shoe, s)
 
-    Every path that plays on meets at one ``_play_on``, and every path that ends the round at
-    one ``finish_round`` (each inlined once)."""
+
+@njit(cache=True, _nrt=False)
+def _step_between(st, hands, shoe, action):
+    """A step that is not a decision on a dealt hand: an insurance answer, a settle-only step, or
+    an early-surrender choice made before the peek; returns True when the round is over. Out of
+    line (rarer steps)."""
     phase = st[S_PHASE]
     s = st[S_SEAT]
-    over = False
-    play_seat = -1
-    play_action = -1
     if phase == P_INSURANCE:
         if action == INSURANCE and st[S_NATURAL] and st[S_RULES + R_EVEN_MONEY] != 0:
             st[S_INS] = INS_EVEN_MONEY
@@ -846,40 +842,48 @@ def step_round(st, hands, shoe, rv, res, action):
         following = _next_seat_with(st, s + 1, SEAT_INS, INS_PENDING)
         if following >= 0:
             _switch_seat(st, following)
-        else:
-            over = _after_insurance(st)
-    elif phase == P_SETTLE:
-        play_seat = s + 1
-    elif st[S_PEEK_PENDING]:
-        # early surrender: a seat's first choice; anything but SURRENDER waits for the peek
-        if action == SURRENDER:
-            hands[st[S_CUR], H_STATUS] = HS_SURRENDERED
-        else:
-            st[seat_slot(s, SEAT_DEFER)] = action + 1
-        following = _early_surrender_seat(st, s + 1)
-        if following >= 0:
-            _switch_seat(st, following)
-        else:
-            st[S_PEEK_PENDING] = 0
-            waiting = False  # a seat whose result still depends on the peek: a choice or a natural
-            for t in range(st[S_SEATS]):
-                waiting |= st[seat_slot(t, SEAT_DEFER)] != 0
-                waiting |= st[seat_slot(t, SEAT_NATURAL)] != 0 and st[seat_slot(t, SEAT_INS)] != INS_EVEN_MONEY
-            if not waiting:
-                over = True  # every seat surrendered: the dealer need not check
-            else:
-                st[S_PEEKED] = 1
-                if dealer_blackjack(st):  # the waiting choices never happen: those hands lose as they are
-                    for t in range(st[S_SEATS]):
-                        if st[seat_slot(t, SEAT_DEFER)] != 0:
-                            st[seat_slot(t, SEAT_DEFER)] = 0
-                            hands[t * MAX_HANDS, H_STATUS] = HS_STOOD
-                play_seat = 0  # a seat with a natural still settles in its turn
+            return False
+        return _after_insurance(st)
+    if phase == P_SETTLE:
+        return _table_done(st, hands, shoe, s + 1)
+    # early surrender: a seat's first choice; anything but SURRENDER waits for the peek
+    if action == SURRENDER:
+        hands[st[S_CUR], H_STATUS] = HS_SURRENDERED
     else:
-        play_seat = s
-        play_action = action
-    if play_seat >= 0:
-        over = _play_on(st, hands, shoe, play_seat, play_action)
+        st[seat_slot(s, SEAT_DEFER)] = action + 1
+    following = _early_surrender_seat(st, s + 1)
+    if following >= 0:
+        _switch_seat(st, following)
+        return False
+    st[S_PEEK_PENDING] = 0
+    waiting = False  # a seat whose result still depends on the peek: a choice or a natural
+    for t in range(st[S_SEATS]):
+        waiting |= st[seat_slot(t, SEAT_DEFER)] != 0
+        waiting |= st[seat_slot(t, SEAT_NATURAL)] != 0 and st[seat_slot(t, SEAT_INS)] != INS_EVEN_MONEY
+    if not waiting:
+        return True  # every seat surrendered: the dealer need not check
+    st[S_PEEKED] = 1
+    if dealer_blackjack(st):  # the waiting choices never happen: those hands lose as they are
+        for t in range(st[S_SEATS]):
+            if st[seat_slot(t, SEAT_DEFER)] != 0:
+                st[seat_slot(t, SEAT_DEFER)] = 0
+                hands[t * MAX_HANDS, H_STATUS] = HS_STOOD
+    return _play_seats(st, hands, shoe, 0)  # a seat with a natural still settles in its turn
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def step_round(st, hands, shoe, rv, res, action):
+    """Apply the acting seat's legal action and move to the next decision at the table;
+    returns seat 0's reward once the round is over, else 0 (every seat's is in its res block).
+
+    A decision on a dealt hand, the common step, is played inline; the rest (insurance, settle
+    steps, early surrender, play moving to the next seat) out of line, so a lone player's round
+    runs as before. Every path that ends the round meets at one ``finish_round``."""
+    if st[S_PHASE] == P_PLAY and st[S_PEEK_PENDING] == 0:
+        h = _play_action(st, hands, shoe, action)  # the one inline call site of each piece
+        over = h >= 0 and _play_from(st, hands, shoe, h) and _table_done(st, hands, shoe, st[S_SEAT] + 1)
+    else:
+        over = _step_between(st, hands, shoe, action)
     if over:
         finish_round(st, hands, shoe, rv, res)
     return res[RES_REWARD] if over else 0.0
