@@ -30,6 +30,13 @@ def shoe_rules(rules: Rules | str | Mapping[str, Any] | None) -> Rules:
     return rules
 
 
+def shoe_options(
+    rules: Rules | str | Mapping[str, Any] | None, bets: Any, seats: Any
+) -> tuple[Rules, tuple[float, ...]]:
+    """The validated rules and bets of a shoe game (the single and the vector env's arguments)."""
+    return shoe_rules(rules), check_bets(bets, seats if isinstance(seats, (int, np.integer)) else 1)
+
+
 def shoe_nvec(rules: Rules, count_obs: str, n_bets: int) -> np.ndarray:
     """MultiDiscrete sizes of the shoe env's observation: Blackjack-v0's (with the BET phase),
     then the bet level and the 52nds of the shoe dealt."""
@@ -137,8 +144,7 @@ class BlackjackShoeEnv(BlackjackEnv):
         reward: str = "sampled",
         render_mode: str | None = None,
     ) -> None:
-        rules = shoe_rules(rules)
-        self.bets = check_bets(bets, seats if isinstance(seats, (int, np.integer)) else 1)
+        rules, self.bets = shoe_options(rules, bets, seats)
         super().__init__(rules, count_obs, render_mode, reward, seats, seat, others)
         self._st[E.S_SHOE_EPISODE] = 1
         self.observation_names = (*self.observation_names, *SHOE_OBS_NAMES)

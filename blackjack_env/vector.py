@@ -34,7 +34,7 @@ from .env import (
     table_policy,
 )
 from .rules import Rules
-from .shoe_env import DEFAULT_BETS, SHOE_OBS_NAMES, check_bets, shoe_nvec, shoe_rules
+from .shoe_env import DEFAULT_BETS, SHOE_OBS_NAMES, shoe_nvec, shoe_options
 from .strategy import N_PLAY, N_ROWS, N_UP
 
 
@@ -260,6 +260,5 @@ class BlackjackShoeVectorEnv(BlackjackVectorEnv):
         reward: str = "sampled",
         render_mode: str | None = None,
     ) -> None:
-        rules = shoe_rules(rules)
-        bet_sizes = check_bets(bets, seats if isinstance(seats, (int, np.integer)) else 1)
+        rules, bet_sizes = shoe_options(rules, bets, seats)
         self._setup(num_envs, rules, count_obs, render_mode, reward, seats, seat, others, bet_sizes)

@@ -121,3 +121,29 @@ def trace_random_rounds(rule_sets: Sequence[Mapping[str, Any]], rounds: int) -> 
                 obs, reward, terminated, _, info = env.step(action)
             out.append([info["hands"], info["dealer"], info["insurance"], reward, obs.tolist()])
     return out
+
+
+def step_vector_beside_singles(envs: Any, singles: Sequence[Any], info: dict[str, Any], steps: int, seed: int) -> int:
+    """Step a vector env and its single twins (table i = single i) with the same random legal
+    actions, checking observations, rewards, terminations and masks agree at every step, through
+    the vector env's next-step autoreset; returns the episodes finished."""
+    rng = np.random.default_rng(seed)
+    finished = np.zeros(len(singles), bool)
+    episodes = 0
+    for _ in range(steps):
+        actions = np.argmax(rng.random(info["action_mask"].shape) * info["action_mask"], axis=1)
+        obs, rewards, terminated, truncated, info = envs.step(actions)
+        assert not truncated.any()
+        for i, env in enumerate(singles):
+            if finished[i]:  # next-step autoreset: the vector env started a new episode
+                expected_obs, single_info = env.reset()
+                expected = (0.0, False)
+            else:
+                expected_obs, reward, done, _, single_info = env.step(actions[i])
+                expected = (reward, done)
+            np.testing.assert_array_equal(obs[i], expected_obs)
+            assert (rewards[i], terminated[i]) == expected
+            np.testing.assert_array_equal(info["action_mask"][i], single_info["action_mask"])
+        finished = terminated
+        episodes += int(terminated.sum())
+    return episodes

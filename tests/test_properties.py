@@ -17,35 +17,17 @@ import pytest
 from conftest import table_cards, trace_random_rounds
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rule_sets import rules_strategy
 
 import blackjack_env
 from blackjack_env import Action, BlackjackEnv, Phase, Rules
 from blackjack_env.cards import RANK_NAMES
-from blackjack_env.rules import DOUBLE_ON_CHOICES, MAX_HANDS, SURRENDER_CHOICES
 
 ROUNDS = 12  # rounds per example
 SPLIT = int(Action.SPLIT)
 MAX_STEPS = 120  # no round may take more steps than this
 
-RULES = st.builds(
-    Rules,
-    decks=st.sampled_from([0, 1, 2, 6, 8]),
-    hit_soft_17=st.booleans(),
-    blackjack_pays=st.sampled_from([1.0, 1.2, 1.5, 2.0]),
-    double_on=st.sampled_from(DOUBLE_ON_CHOICES),
-    double_after_split=st.booleans(),
-    split_to=st.integers(1, MAX_HANDS),
-    split_by_value=st.booleans(),
-    resplit_aces=st.booleans(),
-    hit_split_aces=st.booleans(),
-    surrender=st.sampled_from(SURRENDER_CHOICES),
-    surrender_vs_ace_ten=st.booleans(),
-    peek=st.booleans(),
-    obo=st.booleans(),
-    insurance=st.booleans(),
-    even_money=st.booleans(),
-    penetration=st.one_of(st.just(0.0), st.floats(0.05, 0.95)),
-)
+RULES = rules_strategy()
 # A stacked start for the first round: a pair (aces, 8s or unlike tens), any up and hole card,
 # then cards rich in the pair's rank, so that deep (re)splits happen.
 STACKS = st.sampled_from([("A", "A"), ("8", "8"), ("K", "Q")]).flatmap(

@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import D, H, I, N, P, R, S
+from conftest import D, H, I, N, P, R, S, step_vector_beside_singles
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_table import RULES, STANDER, all_cards, check_table_settlement, seat_cards
@@ -597,26 +597,7 @@ def test_vector_env_plays_what_single_envs_play(kwargs: dict[str, Any]) -> None:
     n_actions = 7 + len(singles[0].unwrapped.bets)
     assert info["action_mask"].shape == (n, n_actions) == envs.unwrapped.action_masks().shape
     np.testing.assert_array_equal(obs, [env.reset(seed=20 + i)[0] for i, env in enumerate(singles)])
-    rng = np.random.default_rng(3)
-    finished = np.zeros(n, bool)
-    episodes = 0
-    for _ in range(1000):
-        actions = np.argmax(rng.random(info["action_mask"].shape) * info["action_mask"], axis=1)
-        obs, rewards, terminated, truncated, info = envs.step(actions)
-        assert not truncated.any()
-        for i, env in enumerate(singles):
-            if finished[i]:
-                expected_obs, single_info = env.reset()
-                expected = (0.0, False)
-            else:
-                expected_obs, reward, done, _, single_info = env.step(actions[i])
-                expected = (reward, done)
-            np.testing.assert_array_equal(obs[i], expected_obs)
-            assert (rewards[i], terminated[i]) == expected
-            np.testing.assert_array_equal(info["action_mask"][i], single_info["action_mask"])
-        finished = terminated
-        episodes += int(terminated.sum())
-    assert episodes >= 8
+    assert step_vector_beside_singles(envs, singles, info, 1000, seed=3) >= 8
 
 
 def test_vector_env_illegal_action_changes_nothing() -> None:

@@ -18,14 +18,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import D, H, I, N, P, R, S, legal
+from conftest import D, H, I, N, P, R, S, legal, step_vector_beside_singles
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rule_sets import rules_strategy
 
 import blackjack_env
 from blackjack_env import Action, BlackjackEnv, BlackjackShoeEnv, Phase, Rules
 from blackjack_env.cards import RANK_NAMES
-from blackjack_env.rules import DOUBLE_ON_CHOICES, MAX_HANDS, SURRENDER_CHOICES
 from blackjack_env.strategy import N_ROWS, N_UP, PAIR_BASE, StrategyTable, order_of_code
 
 ENV_ID = "blackjack_env/Blackjack-v0"
@@ -412,24 +412,7 @@ def test_defaults_are_unchanged() -> None:
 
 # --------------------------------------------------------------------------- random play at a table
 
-RULES = st.builds(
-    Rules,
-    decks=st.sampled_from([0, 1, 2, 6, 8]),
-    hit_soft_17=st.booleans(),
-    blackjack_pays=st.sampled_from([1.0, 1.2, 1.5, 2.0]),
-    double_on=st.sampled_from(DOUBLE_ON_CHOICES),
-    double_after_split=st.booleans(),
-    split_to=st.integers(1, MAX_HANDS),
-    split_by_value=st.booleans(),
-    resplit_aces=st.booleans(),
-    hit_split_aces=st.booleans(),
-    surrender=st.sampled_from(SURRENDER_CHOICES),
-    surrender_vs_ace_ten=st.booleans(),
-    peek=st.booleans(),
-    obo=st.booleans(),
-    insurance=st.booleans(),
-    even_money=st.booleans(),
-)
+RULES = rules_strategy(penetration=False)
 
 
 def _total(cards: list[str]) -> tuple[int, bool]:
@@ -586,22 +569,7 @@ def test_vector_table_plays_what_single_tables_play(seats: int, seat: int, other
     singles = [gym.make(ENV_ID, **kwargs) for _ in range(n)]
     obs, info = envs.reset(seed=7)
     np.testing.assert_array_equal(obs, [env.reset(seed=7 + i)[0] for i, env in enumerate(singles)])
-    rng = np.random.default_rng(1)
-    finished = np.zeros(n, bool)
-    for _ in range(400):
-        actions = np.argmax(rng.random(info["action_mask"].shape) * info["action_mask"], axis=1)
-        obs, rewards, terminated, _, info = envs.step(actions)
-        for i, env in enumerate(singles):
-            if finished[i]:
-                expected_obs, single_info = env.reset()
-                expected = (0.0, False)
-            else:
-                expected_obs, reward, done, _, single_info = env.step(actions[i])
-                expected = (reward, done)
-            np.testing.assert_array_equal(obs[i], expected_obs)
-            assert (rewards[i], terminated[i]) == expected
-            np.testing.assert_array_equal(info["action_mask"][i], single_info["action_mask"])
-        finished = terminated
+    assert step_vector_beside_singles(envs, singles, info, 400, seed=1) > 0
 
 
 def test_blackjack_env_id_is_registered_with_table_arguments() -> None:

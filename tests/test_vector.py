@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import step_vector_beside_singles
 from gymnasium.vector import VectorEnv
 
 import blackjack_env  # noqa: F401
@@ -46,27 +47,7 @@ def test_vector_env_deals_what_single_envs_deal(rules, reward) -> None:
     obs, info = envs.reset(seed=40)
     single_obs = np.array([env.reset(seed=40 + i)[0] for i, env in enumerate(singles)])
     np.testing.assert_array_equal(obs, single_obs)
-    rng = np.random.default_rng(0)
-    finished = np.zeros(n, bool)
-    total_rounds = 0
-    for _ in range(600):
-        actions = random_legal(rng, info["action_mask"])
-        obs, rewards, terminated, truncated, info = envs.step(actions)
-        assert not truncated.any()
-        for i, env in enumerate(singles):
-            if finished[i]:  # next-step autoreset: the vector env dealt a new round
-                expected_obs, single_info = env.reset()
-                expected = (expected_obs, 0.0, False)
-            else:
-                expected_obs, reward, done, _, single_info = env.step(actions[i])
-                expected = (expected_obs, reward, done)
-            np.testing.assert_array_equal(obs[i], expected[0])
-            assert rewards[i] == expected[1]
-            assert terminated[i] == expected[2]
-            np.testing.assert_array_equal(info["action_mask"][i], single_info["action_mask"])
-        finished = terminated
-        total_rounds += int(terminated.sum())
-    assert total_rounds > 300
+    assert step_vector_beside_singles(envs, singles, info, 600, seed=0) > 300
 
 
 def test_illegal_action_names_the_table_and_changes_nothing() -> None:
