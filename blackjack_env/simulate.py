@@ -1,8 +1,10 @@
 """Compiled batch simulation: many rounds per call with no Python in the loop.
 
-The kernels play whole rounds with the engine's own functions (``start_round``, ``step_round``,
-``write_obs``, ``legal_mask``), choosing actions with a strategy table (``table_action``) or
-uniformly among the legal ones. Work is split into fixed chunks, each seeded by
+The kernels play whole rounds with the engine's own functions through the table driver
+(``table.play_until``), choosing actions with a strategy table (``table_decision``) or uniformly
+among the legal ones. The evaluated policy sits in one seat of a table (:class:`Table`); the other
+seats play their own policy (basic strategy, as the runner sets them) in the same kernel, and a
+shoe with a cut card carries on from round to round. Work is split into fixed chunks, each seeded by
 ``SeedSequence(seed).spawn``, so a seed gives the same result on one core or many, locally
 or on Ray.
 
