@@ -537,7 +537,7 @@ def seat_slot(s, field):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _save_seat(st):
+def save_seat(st):
     """Store the acting seat's scalars (S_NUM_HANDS, S_CUR, S_INS, S_NATURAL) in its block."""
     base = S_SEAT_BASE + st[S_SEAT] * SEAT_FIELDS
     st[base + SEAT_NUM_HANDS] = st[S_NUM_HANDS]
@@ -563,7 +563,7 @@ def _load_seat(st, s):
 def _switch_seat(st, s):
     """Make seat s the acting one: the game's functions read and write its scalars in place."""
     if s != st[S_SEAT]:
-        _save_seat(st)
+        save_seat(st)
         _load_seat(st, s)
 
 
@@ -838,7 +838,7 @@ def _step_between(st, hands, shoe, action):
             st[S_EVEN_MONEY] += 1
         else:
             st[S_INS] = INS_TAKEN if action == INSURANCE else INS_DECLINED
-        _save_seat(st)
+        save_seat(st)
         following = _next_seat_with(st, s + 1, SEAT_INS, INS_PENDING)
         if following >= 0:
             _switch_seat(st, following)
@@ -1003,7 +1003,7 @@ def finish_round(st, hands, shoe, rv, res):
             res[r0 + RES_TOTAL] = settle(st, hands, rv, res, dealer_total, dealer_bj)
             if not expected:
                 res[r0 + RES_REWARD] = res[r0 + RES_TOTAL]
-    _save_seat(st)  # every seat's block is now its final state
+    save_seat(st)  # every seat's block is now its final state
 
 
 # ============================================================================= expected rewards

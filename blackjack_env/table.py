@@ -83,7 +83,7 @@ def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, action
         reward = bets[st[E.S_BET_LEVEL]] * res[agent * E.RES_SIZE + E.RES_REWARD]
     if over and st[E.S_SHOE_EPISODE] and not shoe_ended(st):
         st[E.S_BETTING] = 1
-    E._save_seat(st)  # every seat block current, for the adapters' summaries
+    E.save_seat(st)  # every seat block current, for the adapters' summaries
     write_agent_view(st, hands, obs, mask)
     return reward
 
