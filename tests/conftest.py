@@ -147,3 +147,26 @@ def step_vector_beside_singles(envs: Any, singles: Sequence[Any], info: dict[str
         finished = terminated
         episodes += int(terminated.sum())
     return episodes
+
+
+def oracle_results(
+    rules: Rules, hands: Sequence[dict[str, Any]], dealer_total: int, dealer_bj: bool, natural: bool
+) -> list[float]:
+    """What every settled hand of one seat pays (per unit bet), by an independent reading of the
+    rules: the test oracle the engine's settlement is held to."""
+    surrendered = any(hand["status"] == "surrendered" for hand in hands)
+    expected = []
+    for hand in hands:
+        total = hand["total"]
+        if hand["status"] == "surrendered":
+            result = -1.0 if dealer_bj and not rules.peek and rules.surrender == "late" else -0.5
+        elif natural:
+            result = 0.0 if dealer_bj else rules.blackjack_pays
+        elif dealer_bj or hand["status"] == "bust":
+            result = -hand["bet"]
+        else:
+            result = hand["bet"] * ((dealer_total > 21 or total > dealer_total) - (total < dealer_total <= 21))
+        expected.append(result)
+    if dealer_bj and not rules.peek and rules.obo and not natural and not surrendered and hands:
+        expected = [-1.0] + [0.0] * (len(hands) - 1)
+    return expected

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import table_cards, trace_random_rounds
+from conftest import oracle_results, table_cards, trace_random_rounds
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rule_sets import rules_strategy
@@ -108,20 +108,7 @@ def check_settlement(rules: Rules, summary: dict[str, Any]) -> None:
         late_no_peek = surrendered and rules.surrender == "late"
         assert len(dealer) == (2 if live or natural or state == "taken" or late_no_peek else 1)
     # what every bet pays
-    expected = []
-    for hand in hands:
-        total = hand["total"]
-        if hand["status"] == "surrendered":
-            result = -1.0 if dealer_bj and not rules.peek and rules.surrender == "late" else -0.5
-        elif natural:
-            result = 0.0 if dealer_bj else rules.blackjack_pays
-        elif dealer_bj or hand["status"] == "bust":
-            result = -hand["bet"]
-        else:
-            result = hand["bet"] * ((dealer_total > 21 or total > dealer_total) - (total < dealer_total <= 21))
-        expected.append(result)
-    if dealer_bj and not rules.peek and rules.obo and not natural and not surrendered:
-        expected = [-1.0] + [0.0] * (len(hands) - 1)
+    expected = oracle_results(rules, hands, dealer_total, dealer_bj, natural)
     assert [h["result"] for h in hands] == pytest.approx(expected), (hands, dealer)
     insurance = {"taken": 1.0 if dealer_bj else -0.5}.get(state, 0.0)
     assert summary["insurance"] == insurance

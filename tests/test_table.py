@@ -18,7 +18,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import D, H, I, N, P, R, S, legal, step_vector_beside_singles
+from conftest import D, H, I, N, P, R, S, legal, oracle_results, step_vector_beside_singles
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rule_sets import rules_strategy
@@ -454,21 +454,10 @@ def check_table_settlement(rules: Rules, info: dict[str, Any]) -> None:
             continue
         natural = len(hands) == 1 and len(hands[0]["cards"]) == 2 and _total(hands[0]["cards"])[0] == 21
         surrendered = any(h["status"] == "surrendered" for h in hands)
-        expected = []
         for hand in hands:
             total = _total(hand["cards"])[0]
             assert hand["total"] == total and (hand["status"] == "bust") is (total > 21)
-            if hand["status"] == "surrendered":
-                result = -1.0 if dealer_bj and not rules.peek and rules.surrender == "late" else -0.5
-            elif natural:
-                result = 0.0 if dealer_bj else rules.blackjack_pays
-            elif dealer_bj or hand["status"] == "bust":
-                result = -hand["bet"]
-            else:
-                result = hand["bet"] * ((dealer_total > 21 or total > dealer_total) - (total < dealer_total <= 21))
-            expected.append(result)
-        if dealer_bj and not rules.peek and rules.obo and not natural and not surrendered and hands:
-            expected = [-1.0] + [0.0] * (len(hands) - 1)
+        expected = oracle_results(rules, hands, dealer_total, dealer_bj, natural)
         assert [h["result"] for h in hands] == pytest.approx(expected), (seat, dealer)
         insurance = {"taken": 1.0 if dealer_bj else -0.5}.get(seat["insurance_state"], 0.0)
         assert seat["insurance"] == insurance
