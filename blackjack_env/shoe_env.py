@@ -10,12 +10,13 @@ import numpy as np
 
 from . import engine as E
 from . import table as T
+from .counting import system
 from .env import Action, BlackjackEnv, observation_nvec
 from .rules import DEFAULT_PRESET, Rules
 
 DEFAULT_BETS = (1, 2, 4, 8)
 SHOE_OBS_NAMES = ("bet_level", "shoe_dealt")
-HILO_TAGS = np.array([0, -1, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1], np.int64)  # by card code 0..13
+HILO = system("hilo")
 
 
 def shoe_rules(rules: Rules | str | Mapping[str, Any] | None) -> Rules:
@@ -204,9 +205,9 @@ class BlackjackShoeEnv(BlackjackEnv):
         counts = self._st[E.S_COUNTS : E.S_COUNTS + 14].copy()
         if self._st[E.S_HOLE_HIDDEN]:
             counts[self._st[E.S_DEALER + 1]] += 1
-        seen = 4 * self.rules.decks - counts
-        seen[0] = 0
-        return int(HILO_TAGS @ seen), int(counts[1:].sum())
+        unseen_by_value = np.append(counts[1:10], counts[10:14].sum())  # A, 2..9, then every ten-value rank
+        seen = np.append(np.full(9, 4 * self.rules.decks), 16 * self.rules.decks) - unseen_by_value
+        return int(HILO.running_count(seen, self.rules.decks)), int(unseen_by_value.sum())
 
     def _action_names(self) -> list[str]:
         return [a.name for a in Action] + [f"BET {bet:g}" for bet in self.bets]
