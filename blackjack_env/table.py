@@ -39,19 +39,13 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
     so both inline once."""
     if action < 0:
         E.start_round(st, hands, shoe, res)
-    p = -1
     while True:
         if action >= 0:
             E.step_round(st, hands, shoe, rv, res, action)
         if st[E.S_PHASE] == E.P_OVER or st[E.S_SEAT] == stop_seat:
             return
-        if st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)] != p:  # a new seat's policy: look it up once
-            p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
-            kind = kinds[p]
-            table = actions[p]
-            insure = insurance[p]
-            prng = prngs[p]
-        action = policy_decision(kind, table, insure, st, hands, mask, prng)
+        p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
+        action = policy_decision(kinds[p], actions[p], insurance[p], st, hands, mask, prngs[p])
 
 
 @njit(cache=True, _nrt=False)
