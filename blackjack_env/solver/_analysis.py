@@ -108,15 +108,33 @@ def clear_dealer_caches() -> None:
     _DEALER_CACHES.clear()
 
 
-class Model:
-    """One rule set's shoe, rules vector and memoised dealer outcomes."""
+def _checked_shoe(shoe: np.ndarray, infinite: bool) -> np.ndarray:
+    """A custom shoe as float cards per value; an infinite deck has no composition to change."""
+    if infinite:
+        raise ValueError("a custom shoe composition needs a finite shoe (decks >= 1), not an infinite deck")
+    out = np.asarray(shoe, dtype=np.float64).reshape(-1)
+    if out.shape != (10,) or not np.isfinite(out).all() or (out < 0).any() or out[9] < 8:
+        raise ValueError(f"a shoe is 10 non-negative card counts (A, 2..10) with at least 8 tens, got {shoe!r}")
+    return out
 
-    def __init__(self, rules: Rules) -> None:
+
+class Model:
+    """One rule set's shoe, rules vector and memoised dealer outcomes.
+
+    shoe: cards per value (A, 2..10) to analyse instead of the rules' full shoe, e.g. a depleted
+    shoe for effects of removal or a shoe at a true count; counts may be fractional (an average
+    composition). Such a shoe gets its own dealer memo, freed with the model."""
+
+    def __init__(self, rules: Rules, shoe: np.ndarray | None = None) -> None:
         self.rules = rules
         self.rv = rules.to_array()
         self.shoe, self.infinite = shoe_vector(rules)
+        if shoe is not None:
+            self.shoe = _checked_shoe(shoe, self.infinite)
+            self.cache = Dict.empty(key_type=types.int64, value_type=types.float64[:])
+        else:
+            self.cache = dealer_cache(rules)
         self.space: HandSpace = hand_space()
-        self.cache = dealer_cache(rules)
         self.dealer = dealer_arrays(rules.hit_soft_17)
         sp = self.space
         self.natural_id = sp.two_card[(1, 10)]
@@ -129,7 +147,8 @@ class Model:
         if rules.split_by_value or self.infinite:
             same = 1.0 if rules.split_by_value else 0.25
         else:
-            same = (4 * rules.decks - 1) / (16 * rules.decks - 1)
+            tens = float(self.shoe[9])  # one rank is a quarter of the ten-value cards
+            same = (tens / 4 - 1) / (tens - 1)
         self.split_frac = np.zeros(sp.size)  # share of a two-card hand's deals that may split
         if rules.split_to >= 2:
             for i in self.two:
@@ -373,9 +392,11 @@ def _initial_actions() -> np.ndarray:
     return actions
 
 
-def analyse(rules: Rules, table: StrategyTable | None = None) -> Analysis:
-    """Optimise the table for the rules (table None) or evaluate the given table exactly."""
-    model = Model(rules)
+def analyse(rules: Rules, table: StrategyTable | None = None, shoe: np.ndarray | None = None) -> Analysis:
+    """Optimise the table for the rules (table None) or evaluate the given table exactly.
+
+    shoe: analyse this composition (cards per value, A first) instead of the full shoe."""
+    model = Model(rules, shoe)
     sp = model.space
     ups = range(1, 11)
     optimize = table is None
