@@ -41,7 +41,8 @@ def chunk_fingerprint(rules: Rules, policies: list[S.Policy], rounds: int) -> np
     for p in range(len(policies)):
         base = S.OUT_STATS + p * S.N_STATS
         parts.append(out[base : base + LEGACY_STATS])
-    parts.append(out[S.OUT_STATS + len(policies) * S.N_STATS :])
+    diffs = S.OUT_STATS + len(policies) * S.N_STATS
+    parts.append(out[diffs : diffs + (len(policies) - 1) * S.N_DIFF])  # later slots are newer statistics
     return np.concatenate(parts)
 
 

@@ -7,15 +7,24 @@ betting and insurance correlations of a system are the weighted Pearson correlat
 with the effects of removal (ten-value cards weigh 4: four ranks of the thirteen).
 
 Built-in tags as published (Blackjack Apprenticeship's "Card counting systems", the same figures
-as qfit.com's; KO's initial running count: (decks - 1) x -4, howtocountcards.org). This module is
-the first piece of the counting work (issue 13): the effects of removal themselves, index
-generation and counting strategies are still to come.
+as qfit.com's; KO's initial running count: (decks - 1) x -4, howtocountcards.org).
+
+A :class:`CountingStrategy` is a system with a bet ramp, index plays and an optional exit rule, as
+a JSON file (schema in the README and :meth:`CountingStrategy.from_dict`); the simulator plays it
+in compiled code (:mod:`blackjack_env.count_policy`). Built in: ``hilo-i18-fab4``, Hi-Lo with
+Schlesinger's Illustrious 18 ("Attacking the Shoe", Blackjack Forum, 1986) and the Fab 4
+surrenders as printed by several sources that agree, at a flat bet unless a ramp is given
+(:func:`spread_ramp`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -122,3 +131,304 @@ def system(name: str) -> CountingSystem:
         return SYSTEMS[name]
     except KeyError:
         raise ValueError(f"unknown counting system {name!r}; built in: {', '.join(SYSTEMS)}") from None
+
+
+# ============================================================================= counting strategies
+ACTIONS = ("S", "H", "D", "P", "R")
+WHEN = ("at_or_above", "below")
+#: The question an entry's action answers (see blackjack_env.count_policy): R, P, D, and S/H.
+QUESTION_OF_ACTION = {"R": 0, "P": 1, "D": 2, "S": 3, "H": 3}
+_ENTRY_KEYS = {"hand", "up", "index", "action", "when"}
+_ENTRY_EXTRA_KEYS = {"gain_per_100", "source", "note"}  # carried along (the index generator's output)
+_STRATEGY_KEYS = {"system", "ramp", "indices", "exit_below", "name", "about", "source"}
+#: The one-line form of a strategy file's errors: "counting strategy FILE: key ...: problem".
+MAX_RAMP_PAIRS = 32
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{where} must be a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One index play: in ``hand`` against ``up``, answer the question of ``action`` "yes" when the
+    true count is at or above (or below) ``index``; or the insurance entry (hand "insurance")."""
+
+    hand: str
+    up: str
+    index: float
+    action: str
+    when: str = "at_or_above"
+    row: int = -1
+    col: int = -1
+
+    @property
+    def question(self) -> str:
+        return "insurance" if self.hand == "insurance" else self.action
+
+    @property
+    def question_id(self) -> int:
+        """0 surrender, 1 split, 2 double, 3 stand/hit (an H entry is stored as "stand" negated)."""
+        return QUESTION_OF_ACTION[self.action]
+
+    @property
+    def stand_form(self) -> tuple[str, str]:
+        """(action, when) with an H entry turned into the S entry it equals (hit iff not stand)."""
+        if self.action != "H":
+            return self.action, self.when
+        return "S", "below" if self.when == "at_or_above" else "at_or_above"
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.hand == "insurance":
+            return {"hand": "insurance", "index": self.index, "when": self.when}
+        return {"hand": self.hand, "up": self.up, "index": self.index, "action": self.action, "when": self.when}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> IndexEntry:
+        """Parse and check one entry; ``where`` names it in errors ("indices[3]")."""
+        from .strategy import row_of_label, up_of_label
+
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{where} must be an object with hand, up, index, action, got {data!r}")
+        unknown = sorted(set(data) - _ENTRY_KEYS - _ENTRY_EXTRA_KEYS)
+        if unknown:
+            raise ValueError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(_ENTRY_KEYS))}")
+        hand = data.get("hand")
+        if not isinstance(hand, str):
+            raise ValueError(f"{where}.hand must be 'hard N', 'soft N', 'pair V' or 'insurance', got {hand!r}")
+        when = data.get("when", "at_or_above")
+        if when not in WHEN:
+            raise ValueError(f"{where}.when must be one of {', '.join(WHEN)}, got {when!r}")
+        if "index" not in data:
+            raise ValueError(f"{where}: missing key 'index'")
+        index = _number(data["index"], f"{where}.index")
+        if hand == "insurance":
+            if data.get("up", "A") != "A":
+                raise ValueError(f"{where}.up: insurance is offered against an ace only, got {data['up']!r}")
+            return cls("insurance", "A", index, "I", when)
+        parts = hand.split()
+        section = {"hard": "hard", "soft": "soft", "pair": "pairs"}.get(parts[0]) if len(parts) == 2 else None
+        valid = {
+            "hard": [str(t) for t in range(4, 22)],
+            "soft": [str(t) for t in range(12, 22)],
+            "pairs": ["A", *[str(v) for v in range(2, 11)]],
+        }
+        if section is None or parts[1] not in valid[section]:
+            raise ValueError(
+                f"{where}.hand must be 'hard 4'..'hard 21', 'soft 12'..'soft 21', 'pair A'..'pair 10' "
+                f"or 'insurance', got {hand!r}"
+            )
+        up = data.get("up")
+        if up not in ("A", *[str(v) for v in range(2, 11)]):
+            raise ValueError(f"{where}.up must be '2'..'10' or 'A', got {up!r}")
+        action = data.get("action")
+        if action not in ACTIONS:
+            raise ValueError(f"{where}.action must be one of {', '.join(ACTIONS)}, got {action!r}")
+        if action == "P" and section != "pairs":
+            raise ValueError(f"{where}: a split entry (P) needs a pair hand ('pair V'), got {hand!r}")
+        if section == "pairs" and action not in ("P", "R"):
+            raise ValueError(
+                f"{where}: a pair's cell answers only split (P) and surrender (R); once a pair is not "
+                f"split it plays as its total, so give {action} for that total's hand instead"
+            )
+        return cls(hand, up, index, action, when, row_of_label(section, parts[1]), up_of_label(up) - 1)
+
+
+def _ramp(data: Any, where: str = "ramp") -> tuple[tuple[float, float], ...]:
+    if not isinstance(data, list) or not data:
+        raise ValueError(f"{where} must be a non-empty list of [true_count, bet] pairs, got {data!r}")
+    if len(data) > MAX_RAMP_PAIRS:
+        raise ValueError(f"{where} has {len(data)} pairs; at most {MAX_RAMP_PAIRS} are allowed")
+    pairs = []
+    for i, pair in enumerate(data):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError(f"{where}[{i}] must be a [true_count, bet] pair, got {pair!r}")
+        count = _number(pair[0], f"{where}[{i}] true count")
+        bet = _number(pair[1], f"{where}[{i}] bet")
+        if bet < 0:
+            raise ValueError(f"{where}[{i}] bet must be >= 0 (0 sits the round out), got {pair[1]!r}")
+        if pairs and count <= pairs[-1][0]:
+            raise ValueError(f"{where}: true counts must increase, got {pairs[-1][0]:g} then {count:g} at [{i}]")
+        pairs.append((count, bet))
+    if all(bet == 0 for _, bet in pairs):
+        raise ValueError(f"{where}: every bet is 0, so the strategy never plays")
+    return tuple(pairs)
+
+
+@dataclass(frozen=True)
+class CountingStrategy:
+    """A counting system, a bet ramp, index plays and an optional exit rule (see the README)."""
+
+    system: CountingSystem
+    ramp: tuple[tuple[float, float], ...] = ((0.0, 1.0),)
+    indices: tuple[IndexEntry, ...] = ()
+    exit_below: float | None = None
+    name: str = "counting"
+
+    def __post_init__(self) -> None:
+        seen: dict[tuple[int, int, int] | str, IndexEntry] = {}
+        for entry in self.indices:
+            key: tuple[int, int, int] | str = (
+                "insurance" if entry.hand == "insurance" else (entry.row, entry.col, entry.question_id)
+            )
+            if key in seen:
+                raise ValueError(
+                    f"indices: two entries answer the same question ({entry.hand} v {entry.up}, "
+                    f"{entry.action} and {seen[key].action})"
+                )
+            seen[key] = entry
+
+    @property
+    def sits_out(self) -> bool:
+        """Whether it ever sits a round out (a 0 bet or an exit rule): that needs other seats."""
+        return self.exit_below is not None or any(bet == 0 for _, bet in self.ramp)
+
+    @property
+    def max_bet(self) -> float:
+        return max(bet for _, bet in self.ramp)
+
+    def with_ramp(self, ramp: Sequence[tuple[float, float]]) -> CountingStrategy:
+        return replace(self, ramp=_ramp([list(p) for p in ramp]))
+
+    def to_dict(self) -> dict[str, Any]:
+        system = (
+            self.system.name
+            if SYSTEMS.get(self.system.name) == self.system
+            else {"tags": dict(zip(VALUES, self.system.tags, strict=True)), "balanced": self.system.balanced}
+        )
+        out: dict[str, Any] = {
+            "name": self.name,
+            "system": system,
+            "ramp": [list(p) for p in self.ramp],
+            "indices": [e.to_dict() for e in self.indices],
+        }
+        if self.exit_below is not None:
+            out["exit_below"] = self.exit_below
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, name: str = "counting") -> CountingStrategy:
+        """Parse and check a strategy: {"system": NAME | {"tags": {...}, "balanced": bool},
+        "ramp": [[tc, bet], ...], "indices": [...], "exit_below": tc}; errors name the key."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a counting strategy is a JSON object, got {type(data).__name__}")
+        unknown = sorted(set(data) - _STRATEGY_KEYS)
+        if unknown:
+            raise ValueError(f"unknown key {unknown[0]!r}; allowed: system, ramp, indices, exit_below, name")
+        if "system" not in data:
+            raise ValueError('missing key \'system\' (a built-in name or {"tags": {...}, "balanced": bool})')
+        system_of = _system_of(data["system"])
+        indices = data.get("indices", [])
+        if not isinstance(indices, list):
+            raise ValueError(f"indices must be a list of index entries, got {indices!r}")
+        entries = tuple(IndexEntry.from_dict(e, f"indices[{i}]") for i, e in enumerate(indices))
+        exit_below = data.get("exit_below")
+        return cls(
+            system=system_of,
+            ramp=_ramp(data.get("ramp", [[0, 1]])),
+            indices=entries,
+            exit_below=None if exit_below is None else _number(exit_below, "exit_below"),
+            name=str(data.get("name", name)),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> CountingStrategy:
+        """Read a strategy file; every problem is a ValueError naming the file and the key."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except OSError as error:
+            raise ValueError(f"counting strategy {str(path)!r}: cannot read it ({error.strerror})") from None
+        except json.JSONDecodeError as error:
+            raise ValueError(f"counting strategy {str(path)!r}: not JSON ({error})") from None
+        try:
+            return cls.from_dict(data, name=path.stem)
+        except ValueError as error:
+            raise ValueError(f"counting strategy {str(path)!r}: {error}") from None
+
+
+def _system_of(spec: Any) -> CountingSystem:
+    if isinstance(spec, str):
+        return system(spec)
+    if isinstance(spec, Mapping) and set(spec) <= {"tags", "balanced", "name"} and "tags" in spec:
+        tags = spec["tags"]
+        if not isinstance(tags, Mapping):
+            raise ValueError(f"system.tags must map the values A, 2..10 to tags, got {tags!r}")
+        balanced = spec.get("balanced", True)
+        if not isinstance(balanced, bool):
+            raise ValueError(f"system.balanced must be true or false, got {balanced!r}")
+        for value, tag in tags.items():
+            if value not in VALUES:
+                raise ValueError(f"system.tags: unknown card value {value!r}; values are {', '.join(VALUES)}")
+            _number(tag, f"system.tags[{value!r}]")
+        return CountingSystem.from_mapping(str(spec.get("name", "custom")), tags, balanced)
+    raise ValueError(f'system must be a built-in name ({", ".join(SYSTEMS)}) or {{"tags": ..., "balanced": ...}}')
+
+
+def spread_ramp(spread: str) -> tuple[tuple[float, float], ...]:
+    """The usual ramp for a spread "MIN-MAX" (e.g. "1-8"): the minimum up to a true count below +2,
+    then a quarter of the spread more per count, the maximum from +5 on (1-8: 1, 2, 4, 6, 8 at
+    +1, +2, +3, +4, +5), bets rounded to whole minimums."""
+    parts = spread.split("-")
+    try:
+        low, high = (float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"--spread must be MIN-MAX such as 1-8, got {spread!r}") from None
+    if not 0 < low <= high or not math.isfinite(high):
+        raise ValueError(f"--spread must be MIN-MAX with 0 < MIN <= MAX, got {spread!r}")
+    ratio = high / low
+    pairs: list[tuple[float, float]] = [(1.0, low)]
+    for count in (2, 3, 4, 5):
+        bet = low * max(1.0, min(ratio, float(round(ratio / 4 * (count - 1)))))
+        if count == 5:
+            bet = high
+        if bet != pairs[-1][1]:
+            pairs.append((float(count), bet))
+    return tuple(pairs)
+
+
+#: The Illustrious 18 (Schlesinger 1986) as hand, up, index, play; played at or above the index.
+ILLUSTRIOUS_18 = (
+    ("insurance", "A", 3, "I"),
+    ("hard 16", "10", 0, "S"),
+    ("hard 15", "10", 4, "S"),
+    ("pair 10", "5", 5, "P"),
+    ("pair 10", "6", 4, "P"),
+    ("hard 10", "10", 4, "D"),
+    ("hard 12", "3", 2, "S"),
+    ("hard 12", "2", 3, "S"),
+    ("hard 11", "A", 1, "D"),
+    ("hard 9", "2", 1, "D"),
+    ("hard 10", "A", 4, "D"),
+    ("hard 9", "7", 3, "D"),
+    ("hard 16", "9", 5, "S"),
+    ("hard 13", "2", -1, "S"),
+    ("hard 12", "4", 0, "S"),
+    ("hard 12", "5", -2, "S"),
+    ("hard 12", "6", -1, "S"),
+    ("hard 13", "3", -2, "S"),
+)
+#: The Fab 4 late surrenders; 15 v A is +1 where the dealer hits soft 17, +2 where it stands.
+FAB_4 = (("hard 14", "10", 3, "R"), ("hard 15", "10", 0, "R"), ("hard 15", "9", 2, "R"))
+FAB_4_15_VS_ACE = {True: 1, False: 2}
+
+BUILT_IN_STRATEGIES = ("hilo-i18-fab4",)
+
+
+def built_in_strategy(name: str, hit_soft_17: bool) -> CountingStrategy:
+    """A built-in counting strategy at a flat bet (the Fab 4's 15 v A index follows the soft-17 rule)."""
+    if name != "hilo-i18-fab4":
+        raise ValueError(f"unknown built-in counting strategy {name!r}; built in: {', '.join(BUILT_IN_STRATEGIES)}")
+    plays = [*ILLUSTRIOUS_18, *FAB_4, ("hard 15", "A", FAB_4_15_VS_ACE[hit_soft_17], "R")]
+    entries = tuple(
+        IndexEntry.from_dict(
+            {"hand": hand, "index": index}
+            if hand == "insurance"
+            else {"hand": hand, "up": up, "index": index, "action": action},
+            name,
+        )
+        for hand, up, index, action in plays
+    )
+    return CountingStrategy(system("hilo"), indices=entries, name=name)

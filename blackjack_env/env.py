@@ -16,7 +16,7 @@ from . import engine as E
 from . import table as T
 from .cards import card_codes, card_name, card_names
 from .rules import MAX_HANDS, Rules
-from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable
+from .strategy import StrategyTable
 
 COUNT_MODES = {"none": E.COUNT_NONE, "composition": E.COUNT_COMPOSITION, "hilo": E.COUNT_HILO}
 REWARD_MODES = {"sampled": E.REWARD_SAMPLED, "expected": E.REWARD_EXPECTED}
@@ -345,9 +345,7 @@ class BlackjackEnv(gym.Env):
         self.observation_names = (*OBS_NAMES, *count_names(count_obs))
         # the other seats' policy (policy 0 of the table driver; unused at a table of one)
         kind, table = table_policy(self.rules, others, self.seats)
-        self._kinds = np.array([kind], np.int64)
-        self._actions = (table.actions if table else np.zeros((N_ROWS, N_UP, N_PLAY), np.int64))[None].copy()
-        self._insurance = (table.insurance if table else np.zeros(2, np.bool_))[None].copy()
+        self._kinds, self._actions, self._insurance, self._params = T.driver_policies(kind, table)
         self._prngs = np.zeros((1, 4), np.int64)
         self._bets = np.array(self._bet_sizes() or (1.0,), np.float64)  # one round: a flat bet of 1
         self._st[E.S_AGENT] = self.seat
@@ -434,6 +432,7 @@ class BlackjackEnv(gym.Env):
                 self._kinds,
                 self._actions,
                 self._insurance,
+                self._params,
                 self._prngs,
             )
         )

@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numba import njit
 
+from . import count_policy as CP
 from . import engine as E
+from .counting import CountingStrategy
 from .rules import Rules
 from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable
-from .table import POLICY_RANDOM, POLICY_TABLE, play_until
+from .table import POLICY_COUNT, POLICY_RANDOM, POLICY_TABLE, play_until
 
 #: Rounds per chunk: the unit of seeding and of parallel work. Changing it changes results.
 CHUNK_ROUNDS = 1 << 20
@@ -53,14 +55,37 @@ CHUNK_ROUNDS = 1 << 20
 N_STATS = 13
 OUTCOMES = ("win", "push", "loss", "blackjack", "bust", "surrender", "double", "split", "insurance")
 # chunk output: [rounds, stats of policy 0, 1, ..., then per policy p >= 1 its difference from
-# policy 0 on paired rounds: sum, sum of squares, paired rounds]
+# policy 0 on paired rounds: sum, sum of squares, paired rounds; then the shoes begun; then per
+# policy its rounds by true count (counting policies only, see TC_*)]
 OUT_ROUNDS = 0
 OUT_STATS = 1
 N_DIFF = 3
+#: Whole true counts (floored) kept apart; the tails are pooled into the end buckets.
+TC_LOW, TC_HIGH = -6, 10
+N_TC = TC_HIGH - TC_LOW + 1
+# per true-count bucket: rounds, rounds played, bets, result per unit bet and its square (played
+# rounds), result in units
+TB_ROUNDS, TB_PLAYED, TB_BET, TB_UNIT, TB_UNIT_SQ, TB_SUM = range(6)
+N_TB = 6
+
+
+@njit(cache=True, _nrt=False)
+def _diff_base(n_policies: int) -> int:
+    return OUT_STATS + n_policies * N_STATS
+
+
+@njit(cache=True, _nrt=False)
+def _shoes_slot(n_policies: int) -> int:
+    return _diff_base(n_policies) + (n_policies - 1) * N_DIFF
+
+
+@njit(cache=True, _nrt=False)
+def _tc_base(n_policies: int, policy: int) -> int:
+    return _shoes_slot(n_policies) + 1 + policy * N_TC * N_TB
 
 
 def out_size(n_policies: int) -> int:
-    return OUT_STATS + n_policies * N_STATS + (n_policies - 1) * N_DIFF
+    return _tc_base(n_policies, n_policies)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -95,16 +120,34 @@ def _record(out, base, st, hands, seat, bet, reward):
     out[base + ST_DOUBLE] += doubled
 
 
+@njit(cache=True, _nrt=False, forceinline=True)
+def _count_bet(params, st, policy, exited, out, tc_base):
+    """A counting policy's bet for the coming round from the true count before its first card (a
+    shoe due for shuffling counts as fresh), its exit rule, and the round's true-count bucket."""
+    cut = st[E.S_CUT]
+    due = cut == 0 or st[E.S_SHOE_POS] >= cut or st[E.S_FORCE_SHUFFLE] != 0
+    count = CP.fresh_count(params) if due else CP.true_count(params, st)
+    shoe_id = st[E.S_SHUFFLES] + due
+    if params[CP.PC_EXIT] != 0.0 and count < params[CP.PC_EXIT_BELOW]:
+        exited[policy] = shoe_id
+    bet = 0.0 if exited[policy] == shoe_id else CP.ramp_bet(params, count)
+    bucket = min(max(math.floor(count), TC_LOW), TC_HIGH) - TC_LOW
+    out[tc_base + bucket * N_TB + TB_ROUNDS] += 1
+    return bet, tc_base + bucket * N_TB
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def simulate_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out):
+def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out):
     """Play n_rounds from a fresh shoe with every policy on the same cards; accumulate into out.
 
-    kinds int64[P + 1], actions int64[P + 1, 38, 10, 5], insurance bool[P + 1, 2]: the policies
-    evaluated in ``seat`` of a table of ``seats``, then the policy of the other seats;
+    kinds int64[P + 1], actions int64[P + 1, 38, 10, 5], insurance bool[P + 1, 2], params
+    float64[P + 1, N] (counting policies' count, ramp and indices): the policies evaluated in
+    ``seat`` of a table of ``seats``, then the policy of the other seats (flat bets of 1); a
+    counting policy bets by its ramp and may sit a round out (bet 0);
     words: int64[4 (P + 1)] generator words (cards, then each evaluated policy's own randomness);
-    work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 2, 4]), allocated by the caller;
-    out: float64[out_size(P)]."""
-    st, hands, shoe, res, mask, rngs = work
+    work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 2, 4], exited[P + 1]),
+    allocated by the caller; out: float64[out_size(P)]."""
+    st, hands, shoe, res, mask, rngs, exited = work
     n_policies = kinds.shape[0] - 1
     diff_base = OUT_STATS + n_policies * N_STATS
     decks = int(rv[E.R_DECKS])
@@ -120,6 +163,9 @@ def simulate_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, 
     for s in range(E.MAX_SEATS):
         st[E.seat_slot(s, E.SEAT_POLICY)] = n_policies  # the other seats' policy
     reward_slot = seat * E.RES_SIZE + E.RES_REWARD
+    active_slot = E.seat_slot(seat, E.SEAT_ACTIVE)
+    for p in range(n_policies):
+        exited[p] = -1
     saved_rng = rngs[n_policies + 1]
     for k in range(4):  # element copies: slice copies would need numba's allocator
         st[E.S_RNG + k] = words[k]
@@ -143,10 +189,25 @@ def simulate_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, 
                 st[E.S_SHOE_POS] = start
                 st[E.S_FIXED_END] = replay_end
             st[E.seat_slot(seat, E.SEAT_POLICY)] = p
-            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, mask, rngs)
-            reward = res[reward_slot]
+            bet = 1.0
+            bucket = -1
+            if params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (every one has a ramp)
+                bet, bucket = _count_bet(params[p], st, p, exited, out, _tc_base(n_policies, p))
+                st[active_slot] = bet > 0.0
+            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, params, mask, rngs)
             st[E.S_FIXED_END] = 0
-            _record(out, OUT_STATS + p * N_STATS, st, hands, seat, 1.0, reward)
+            reward = 0.0
+            if bet > 0.0:
+                unit = res[reward_slot]
+                reward = bet * unit
+                _record(out, OUT_STATS + p * N_STATS, st, hands, seat, bet, reward)
+                if bucket >= 0:
+                    out[bucket + TB_PLAYED] += 1
+                    out[bucket + TB_BET] += bet
+                    out[bucket + TB_UNIT] += unit
+                    out[bucket + TB_UNIT_SQ] += unit * unit
+                    out[bucket + TB_SUM] += reward
+            st[active_slot] = 1
             if p == 0:
                 first = reward
                 start = st[E.S_ROUND_START]
@@ -159,16 +220,21 @@ def simulate_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, 
                 replay = False
             replay_end = max(replay_end, st[E.S_SHOE_POS])
         out[OUT_ROUNDS] += 1
+    out[_shoes_slot(n_policies)] += st[E.S_SHUFFLES]  # st was cleared: the shoes begun in this chunk
 
 
 # ============================================================================= Python layer
 @dataclass(frozen=True)
 class Policy:
-    """A policy the kernels can run: a strategy table, or uniform random legal play."""
+    """A policy the kernels can run: a strategy table, uniform random legal play, or a counting
+    strategy (its count, ramp, indices and exit rule compiled to ``params`` for the rules, over
+    the rules' basic strategy ``table``)."""
 
     kind: int
     table: StrategyTable | None = None
     name: str = "policy"
+    counting: CountingStrategy | None = None
+    params: np.ndarray | None = field(default=None, compare=False)
 
     @classmethod
     def random(cls) -> Policy:
@@ -178,10 +244,28 @@ class Policy:
     def from_table(cls, table: StrategyTable) -> Policy:
         return cls(POLICY_TABLE, table, table.name)
 
+    @classmethod
+    def from_counting(cls, strategy: CountingStrategy, rules: Rules, basic: StrategyTable) -> Policy:
+        """A counting strategy for these rules; questions without an index are answered by
+        ``basic`` (the rules' basic strategy). It needs a shoe with a cut card."""
+        if rules.infinite:
+            raise ValueError(f"counting strategy {strategy.name!r} needs a finite shoe, not an infinite deck")
+        if rules.penetration <= 0:
+            raise ValueError(
+                f"counting strategy {strategy.name!r} needs a shoe dealt to a cut card; "
+                "the rules shuffle every round (set penetration, e.g. --set penetration=0.75)"
+            )
+        kind = POLICY_COUNT if strategy.indices else POLICY_TABLE  # no index: the table plays every hand
+        return cls(kind, basic, strategy.name, strategy, CP.policy_params(strategy, rules))
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         if self.table is None:
             return np.zeros((N_ROWS, N_UP, N_PLAY), np.int64), np.zeros(2, np.bool_)
         return self.table.actions, self.table.insurance
+
+    def count_params(self) -> np.ndarray:
+        """The compiled counting strategy (zeros for the other kinds, which never read it)."""
+        return self.params if self.params is not None else np.zeros(CP.N_PARAMS)
 
 
 def chunk_sizes(rounds: int, chunk_rounds: int = CHUNK_ROUNDS) -> list[int]:
@@ -228,13 +312,15 @@ def run_chunk(
         E.new_res(table.seats),
         np.zeros(E.N_ACTIONS, np.bool_),
         np.zeros((n + 2, 4), np.int64),
+        np.zeros(n + 1, np.int64),
     )
     seated = [*policies, table.others or policies[0]]
     arrays = [policy.arrays() for policy in seated]
     kinds = np.array([policy.kind for policy in seated], np.int64)
     actions = np.ascontiguousarray(np.stack([a for a, _ in arrays]))
     insurance = np.ascontiguousarray(np.stack([i for _, i in arrays]))
-    simulate_chunk(rules_array, kinds, actions, insurance, words, rounds, table.seats, table.seat, work, out)
+    params = np.ascontiguousarray(np.stack([policy.count_params() for policy in seated]))
+    simulate_chunk(rules_array, kinds, actions, insurance, params, words, rounds, table.seats, table.seat, work, out)
     return out
 
 
@@ -286,11 +372,55 @@ class SimulationResult:
         stats = self._stats(policy)
         return {name: float(stats[ST_WIN + i] / n) for i, name in enumerate(OUTCOMES)}
 
+    def sd(self, policy: int = 0) -> float:
+        """The standard deviation of the policy's result per round (table-minimum units)."""
+        stats = self._stats(policy)
+        n = max(self.rounds, 1)
+        mean = stats[ST_SUM] / n
+        return math.sqrt(max(stats[ST_SUMSQ] / n - mean * mean, 0.0))
+
+    @property
+    def shoes(self) -> int:
+        """Shoes begun (shuffles), the first of every chunk included."""
+        return int(self.totals[_shoes_slot(self.n_policies)])
+
+    def by_true_count(self, policy: int = 0) -> list[dict[str, Any]] | None:
+        """Per whole true count (floored; below TC_LOW and above TC_HIGH pooled into the end
+        buckets) the share of rounds, the average bet and the EV per unit bet with its 95% CI;
+        None for a policy that does not count."""
+        base = _tc_base(self.n_policies, policy)
+        buckets = self.totals[base : base + N_TC * N_TB].reshape(N_TC, N_TB)
+        if buckets[:, TB_ROUNDS].sum() == 0:
+            return None
+        out = []
+        for i, b in enumerate(buckets):
+            count = TC_LOW + i
+            played = int(b[TB_PLAYED])
+            ev = float(b[TB_UNIT] / played) if played else math.nan
+            half = Z95 * _stderr(b[TB_UNIT], b[TB_UNIT_SQ], played) if played else math.nan
+            out.append(
+                {
+                    "true_count": count,
+                    "label": f"<= {count}" if i == 0 else f">= {count}" if i == N_TC - 1 else str(count),
+                    "share": float(b[TB_ROUNDS] / max(self.rounds, 1)),
+                    "rounds": int(b[TB_ROUNDS]),
+                    "rounds_played": played,
+                    "avg_bet": float(b[TB_BET] / played) if played else 0.0,
+                    "ev_per_unit_bet": ev,
+                    "ci95": [ev - half, ev + half],
+                }
+            )
+        return out
+
     def diff(self, policy: int = 1) -> tuple[float, float, int]:
         """Mean paired difference (policy 0 - `policy`), its standard error and the paired rounds."""
-        base = OUT_STATS + self.n_policies * N_STATS + (policy - 1) * N_DIFF
+        base = _diff_base(self.n_policies) + (policy - 1) * N_DIFF
         total, total_sq, n = self.totals[base : base + N_DIFF]
         return float(total / max(n, 1)), _stderr(total, total_sq, int(n)), int(n)
+
+
+#: The normal quantile of a two-sided 95% interval.
+Z95 = 1.959963984540054
 
 
 def _stderr(total: float, total_sq: float, n: int) -> float:
@@ -312,6 +442,12 @@ def iter_chunks(
     """(function, arguments) of every chunk of a run, in order, for any executor (the rounds
     are the last argument)."""
     table = table or Table()
+    for policy in policies:
+        if policy.counting is not None and policy.counting.sits_out and table.seats < 2:
+            raise ValueError(
+                f"counting strategy {policy.name!r} sits rounds out (a 0 bet in its ramp or exit_below), "
+                "which needs other seats at the table: use seats >= 2"
+            )
     sizes = chunk_sizes(rounds, chunk_rounds)
     rules_array = rules.to_array()
     policies = tuple(policies)

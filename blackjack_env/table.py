@@ -15,24 +15,36 @@ import numpy as np
 from numba import njit
 
 from . import engine as E
-from .strategy import table_decision
+from .count_policy import count_decision
+from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_decision
 
-POLICY_TABLE, POLICY_RANDOM = 0, 1
+POLICY_TABLE, POLICY_RANDOM, POLICY_COUNT = 0, 1, 2
 NO_SEAT = -1  # play_until's stop seat when every seat is played by its policy
 SHOE_STEPS = 52  # the shoe-dealt observation counts 52nds of the shoe
 
 
+def driver_policies(kind: int, table: StrategyTable | None) -> tuple[np.ndarray, ...]:
+    """The driver's policy arrays (kinds, actions, insurance, params) for one table policy (the
+    envs' other seats); a random policy's table arrays are unused zeros."""
+    actions = table.actions if table is not None else np.zeros((N_ROWS, N_UP, N_PLAY), np.int64)
+    insurance = table.insurance if table is not None else np.zeros(2, np.bool_)
+    return np.array([kind], np.int64), actions[None].copy(), insurance[None].copy(), np.zeros((1, 1))
+
+
 @njit(cache=True, _nrt=False, forceinline=True)
-def policy_decision(kind, actions, insurance, st, hands, mask, prng):
-    """The acting seat's action under a policy: its table's choice, or a uniform legal one."""
+def policy_decision(kind, actions, insurance, params, st, hands, mask, prng):
+    """The acting seat's action under a policy: its table's choice, a counting strategy's (its
+    ``params``, see ``count_policy``), or a uniform legal one."""
     if kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands)
+    if kind == POLICY_COUNT:
+        return count_decision(actions, insurance, params, st, hands, mask)
     E.legal_mask(st, hands, mask)
     return E.uniform_legal(prng, 0, mask, E.N_ACTIONS)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, mask, prngs):
+def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, params, mask, prngs):
     """Deal a round (``action`` < 0) or apply the stop seat's ``action``, then let the seats'
     policies act (seat s plays policy ``st[seat_slot(s, SEAT_POLICY)]``) until ``stop_seat``
     must decide or the round is over. One call site each of ``start_round`` and ``step_round``,
@@ -45,11 +57,11 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
         if st[E.S_PHASE] == E.P_OVER or st[E.S_SEAT] == stop_seat:
             return
         p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
-        action = policy_decision(kinds[p], actions[p], insurance[p], st, hands, mask, prngs[p])
+        action = policy_decision(kinds[p], actions[p], insurance[p], params[p], st, hands, mask, prngs[p])
 
 
 @njit(cache=True, _nrt=False)
-def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, actions, insurance, prngs):
+def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, actions, insurance, params, prngs):
     """One env transition at a table; returns the agent's reward (its bet times its result).
 
     ``action`` < 0 deals a round (Blackjack-v0's reset); in a shoe episode's bet phase it is a
@@ -70,7 +82,7 @@ def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, action
         if not playing:
             stop = NO_SEAT  # the round is played by the others alone
         action = -1
-    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs)
+    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, params, mask, prngs)
     reward = 0.0
     over = st[E.S_PHASE] == E.P_OVER
     if over and st[E.seat_slot(agent, E.SEAT_ACTIVE)]:

@@ -2,6 +2,8 @@
 
     blackjack-strategy --rules vegas-strip --set decks=2
     blackjack-strategy --rules atlantic-city --json
+    blackjack-strategy --set hit_soft_17=no --removal --json   # effects of removal, BC/PE/IC
+    blackjack-strategy --indices hilo --set penetration=0.75 --json   # index plays and their gains
     python -m evaluate.strategy --set surrender=none --format csv
 
 Nothing is simulated: the numbers come from the solver (``blackjack_env.solver``) and are cached
@@ -17,7 +19,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from blackjack_env.solver import ACTION_NAMES, Solution, solve
+from blackjack_env.solver import ACTION_NAMES, Removal, Solution, effects_of_removal, generate_indices, solve
+from blackjack_env.solver.indices import check_rules, load_system
 from blackjack_env.strategy import CHART_UPS, N_ROWS, row_label, up_label
 
 from .options import add_rules_arguments, rules_from_args
@@ -41,6 +44,20 @@ def build_parser() -> argparse.ArgumentParser:
     add_rules_arguments(parser)
     parser.add_argument("--format", choices=FORMATS, default="chart", help="output format (default chart)")
     parser.add_argument("--json", action="store_true", help="shorthand for --format json")
+    parser.add_argument(
+        "--removal",
+        action="store_true",
+        help="add the effects of removal (re-optimised and fixed strategy, insurance) and each built-in "
+        "counting system's BC, PE and IC (finite shoes only; about 10 s the first time, then cached)",
+    )
+    parser.add_argument(
+        "--indices",
+        metavar="SYSTEM",
+        help="instead of the chart: the index plays of a counting system (a built-in name such as hilo, or a "
+        'JSON file {"tags": {"A": .., "2": .., ...}, "balanced": ..}) at the rules\' penetration (needs a cut '
+        'card: --set penetration=0.75); --json prints {"indices": [...]}; about 15 s the first time, then cached',
+    )
+    parser.add_argument("--plot", metavar="PATH", help="with --indices: also write a PNG chart of the indices")
     return parser
 
 
@@ -73,20 +90,102 @@ def format_csv(solution: Solution) -> str:
     return out.getvalue().rstrip("\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+_REMOVAL_ROWS = (
+    ("eor", "strategy re-optimised for the depleted shoe"),
+    ("eor_fixed", "the full shoe's basic strategy held fixed"),
+    ("insurance_eor", "the insurance bet (half the bet, pays 2:1) against an ace"),
+)
+_PE_NOTE = (
+    "BC, IC: weighted correlation of the tags with eor, insurance_eor (ten-value cards weigh 4)",
+    "PE: share of the gain from perfect knowledge of every chart decision that the count's indices",
+    "    capture (Griffin-style, normal approximation, shoe dealt to the penetration or 75%)",
+)
+
+
+def format_removal(removal: Removal, systems: dict[str, dict[str, float]]) -> str:
+    """The effects of removal and each system's BC, PE and IC as small aligned tables."""
+    labels = list(removal.eor)
+    lines = [
+        "Effects of removal: change of EV in % of the initial bet per card removed from the full shoe",
+        f"{'card':<14}" + "".join(f"{label:>9}" for label in labels),
+    ]
+    for key, _ in _REMOVAL_ROWS:
+        values = getattr(removal, key)
+        lines.append(f"{key:<14}" + "".join(f"{values[label]:>+9.4f}" for label in labels))
+    lines += [f"  {key}: {meaning}" for key, meaning in _REMOVAL_ROWS]
+    lines += ["", f"{'system':<14}{'BC':>7}{'PE':>7}{'IC':>7}"]
+    lines += [f"{name:<14}" + "".join(f"{row[k]:>7.3f}" for k in ("bc", "pe", "ic")) for name, row in systems.items()]
+    return "\n".join([*lines, *_PE_NOTE])
+
+
+def format_removal_csv(removal: Removal, systems: dict[str, dict[str, float]]) -> str:
+    """Two more CSV blocks after a blank line: EORs per card value (percent), then BC/PE/IC per system."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["card", *(key for key, _ in _REMOVAL_ROWS)])
+    for label in removal.eor:
+        writer.writerow([label, *(f"{getattr(removal, key)[label]:.6f}" for key, _ in _REMOVAL_ROWS)])
+    writer.writerow([])
+    writer.writerow(["system", "bc", "pe", "ic"])
+    for name, row in systems.items():
+        writer.writerow([name, *(f"{row[k]:.6f}" for k in ("bc", "pe", "ic"))])
+    return out.getvalue().rstrip("\n")
+
+
+def indices_main(args: argparse.Namespace) -> int:
+    """--indices: generate, then write the plot (if asked) before printing, so an error writes nothing."""
     try:
-        solution = solve(rules_from_args(args))
-    except ValueError as error:
+        if args.indices is None:
+            raise ValueError("--plot needs --indices SYSTEM")
+        if args.removal:
+            raise ValueError("--indices and --removal are separate outputs; give one")
+        rules = rules_from_args(args)
+        system = load_system(args.indices)
+        check_rules(rules)
+        if args.plot:
+            import matplotlib  # noqa: F401  (fail before the work: the plot needs it)
+        table = generate_indices(rules, system)
+        if args.plot:
+            table.plot(args.plot)
+    except (ValueError, OSError) as error:
         print(f"blackjack-strategy: error: {error}", file=sys.stderr)
+        return 2
+    except ImportError as error:
+        print(
+            f"blackjack-strategy: error: {error}; --plot needs matplotlib: pip install 'blackjack-env[report]'",
+            file=sys.stderr,
+        )
         return 2
     fmt = "json" if args.json else args.format
     if fmt == "json":
-        print(json.dumps(solution.to_json_dict(), indent=1))
-    elif fmt == "csv":
-        print(format_csv(solution))
+        print(json.dumps(table.to_json(), indent=1))
     else:
-        print(format_chart(solution))
+        print(table.to_csv() if fmt == "csv" else table.format_chart())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.indices is not None or args.plot is not None:
+        return indices_main(args)
+    try:
+        rules = rules_from_args(args)
+        removal = effects_of_removal(rules) if args.removal else None  # first: an infinite deck fails fast
+        solution = solve(rules)
+    except ValueError as error:
+        print(f"blackjack-strategy: error: {error}", file=sys.stderr)
+        return 2
+    systems = removal.efficiencies() if removal is not None else {}
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
+        out = solution.to_json_dict()
+        if removal is not None:
+            out.update(removal.to_json_dict(), systems=systems)
+        print(json.dumps(out, indent=1))
+    elif fmt == "csv":
+        print(format_csv(solution) + (f"\n\n{format_removal_csv(removal, systems)}" if removal else ""))
+    else:
+        print(format_chart(solution) + (f"\n\n{format_removal(removal, systems)}" if removal else ""))
     return 0
 
 

@@ -5,12 +5,16 @@
     sol.ev, sol.table, sol.action_ev   # EV per round, StrategyTable, EVs per cell and action
     sol.evaluate(table)                # exact EV of any table and its deviations' costs
     hand_ev(rules, [10, 6], 10)        # one exact hand's EVs (composition-dependent play)
+    effects_of_removal(rules).eor      # EV change per card removed; system_efficiencies: BC/PE/IC
+    generate_indices(rules, "hilo")    # index plays and their gains at the rules' penetration
 
 Pure math (no simulation); the model and its one approximation (splits) are described in
 :mod:`blackjack_env.solver._analysis`.
 """
 
 from ._analysis import clear_dealer_caches
+from .indices import IndexTable, generate_indices
+from .removal import Decision, Removal, effects_of_removal, playing_efficiency, system_efficiencies
 from .solution import (
     ACTION_NAMES,
     OUTCOMES,
@@ -28,14 +32,21 @@ from .solution import (
 __all__ = [
     "ACTION_NAMES",
     "OUTCOMES",
+    "Decision",
     "Deviation",
     "Evaluation",
+    "IndexTable",
+    "Removal",
     "Solution",
     "cache_dir",
     "clear_dealer_caches",
     "dealer_probabilities",
+    "effects_of_removal",
     "evaluate",
+    "generate_indices",
     "hand_ev",
+    "playing_efficiency",
     "rules_key",
     "solve",
+    "system_efficiencies",
 ]

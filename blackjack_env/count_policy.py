@@ -1,0 +1,197 @@
+"""A counting strategy compiled: its count, bet ramp, index plays and exit rule as one float array.
+
+The table driver (``table.policy_decision``) plays a ``POLICY_COUNT`` seat with
+:func:`count_decision` and the simulator bets it with :func:`round_bet`; both read the policy's
+row of ``params`` laid out by the ``PC_*`` offsets below (built by :func:`policy_params` from a
+:class:`blackjack_env.counting.CountingStrategy`). The count is recomputed from the engine's own
+card counts (``S_COUNTS``) at each use, so nothing has to be kept in step with the deal, replays
+and shuffles included: the cards seen are the full shoe less the shoe's remaining cards less a
+hole card still face down.
+
+How a decision is made (the issue's fixed order): surrender?, split?, double?, then stand or hit;
+the first "yes" is played. A question with an index entry in the cell is answered by the entry's
+condition on the exact (float) true count; one without is answered by basic strategy (the rules'
+table: is this action its first legal choice among those not already refused?). A question whose
+action is illegal now is not asked. Once a pair is not split, the double and stand/hit questions
+are those of the hand's total cell. A cell with no entry (nor, for a pair, in its total's cell)
+is played by the table alone, exactly as the table policy plays it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import engine as E
+from .strategy import N_ROWS, N_UP, PAIR_BASE, SOFT_BASE, SOFT_MIN, hand_row, table_cell, table_decision
+
+# the four questions of a cell, in the order they are asked
+Q_SURRENDER, Q_SPLIT, Q_DOUBLE, Q_STAND = range(4)
+N_QUESTIONS = 4
+# an entry's condition: none, "yes" at or above the index, "yes" below it
+WHEN_NONE, WHEN_AT_OR_ABOVE, WHEN_BELOW = 0, 1, 2
+MAX_RAMP = 32
+
+PC_TAGS = 0  # tag per card code 0..13 (code 0 unused): 14 slots
+PC_INITIAL = 14  # initial running count (unbalanced systems)
+PC_BALANCED = 15  # 1: true count = running count per unseen deck; 0: the running count itself
+PC_EXIT = 16  # exit rule: 1 when set
+PC_EXIT_BELOW = 17  # leave the shoe once the true count is below this
+PC_INS_WHEN = 18  # insurance entry: WHEN_*
+PC_INS_INDEX = 19
+PC_RAMP_N = 20  # ramp pairs
+PC_RAMP = 21  # MAX_RAMP (true count, bet) pairs
+PC_CELL_ANY = PC_RAMP + 2 * MAX_RAMP  # per cell: 1 when the cell's play may depend on the count
+PC_WHEN = PC_CELL_ANY + N_ROWS * N_UP  # per cell and question: WHEN_*
+PC_INDEX = PC_WHEN + N_ROWS * N_UP * N_QUESTIONS  # per cell and question: the index
+N_PARAMS = PC_INDEX + N_ROWS * N_UP * N_QUESTIONS
+
+
+def cell_slot(row: int, col: int, question: int) -> int:
+    """Offset of a cell's question within the PC_WHEN / PC_INDEX blocks."""
+    return (row * N_UP + col) * N_QUESTIONS + question
+
+
+def total_row_of_pair(row: int) -> int:
+    """The total's cell of a pair row: a pair of aces is soft 12, a pair of v hard 2v."""
+    value = row - PAIR_BASE + 1
+    return SOFT_BASE + 12 - SOFT_MIN if value == 1 else 2 * value - 4
+
+
+@njit(cache=True, _nrt=False, forceinline=True, fastmath=True)
+def true_count(params, st):
+    """The policy's count of every card seen so far: a balanced system's running count per unseen
+    deck (a float, never rounded), an unbalanced one's running count."""
+    decks = st[E.S_RULES + E.R_DECKS]
+    hole = st[E.S_DEALER + 1] if st[E.S_HOLE_HIDDEN] else 0
+    running = params[PC_INITIAL]
+    unseen_total = 0
+    for code in range(1, 14):
+        unseen = st[E.S_COUNTS + code] + (code == hole)
+        unseen_total += unseen
+        running += params[PC_TAGS + code] * (4 * decks - unseen)
+    if params[PC_BALANCED] == 0.0:
+        return running
+    return running * 52.0 / max(unseen_total, 1)
+
+
+@njit(cache=True, _nrt=False)
+def fresh_count(params):
+    """The count off the top of a freshly shuffled shoe."""
+    return 0.0 if params[PC_BALANCED] != 0.0 else params[PC_INITIAL]
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def ramp_bet(params, count):
+    """The bet of the last ramp pair whose count is <= ``count`` (the first pair's below them all)."""
+    bet = params[PC_RAMP + 1]
+    for i in range(1, int(params[PC_RAMP_N])):
+        if params[PC_RAMP + 2 * i] <= count:
+            bet = params[PC_RAMP + 2 * i + 1]
+        else:
+            break
+    return bet
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _holds(when, index, count):
+    return count >= index if when == WHEN_AT_OR_ABOVE else count < index
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _first_choice(order, legal, refused_mask):
+    """The order's first legal action not refused yet (basic strategy's answer to a question)."""
+    for k in range(order.shape[0]):
+        a = order[k]
+        if legal[a] and not (refused_mask >> a) & 1:
+            return a
+    return E.STAND
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def count_decision(actions, insurance, params, st, hands, mask):
+    """The acting seat's action under a counting strategy (see the module docstring)."""
+    phase = st[E.S_PHASE]
+    if phase == E.P_INSURANCE:
+        when = params[PC_INS_WHEN]
+        if when == WHEN_NONE:
+            return E.INSURANCE if insurance[st[E.S_NATURAL]] else E.NO_INSURANCE
+        take = _holds(when, params[PC_INS_INDEX], true_count(params, st))
+        return E.INSURANCE if take else E.NO_INSURANCE
+    if phase != E.P_PLAY:
+        return E.STAND
+    row, col, split_legal = table_cell(st, hands)
+    if params[PC_CELL_ANY + row * N_UP + col] == 0.0:
+        return table_decision(actions, insurance, st, hands)
+    count = true_count(params, st)
+    h = st[E.S_CUR]
+    legal = mask  # scratch: legality of the five play actions
+    legal[E.STAND] = True
+    legal[E.HIT] = not E.split_ace_locked(st, hands, h)
+    legal[E.DOUBLE] = E.can_double(st, hands, h)
+    legal[E.SPLIT] = split_legal
+    legal[E.SURRENDER] = E.can_surrender(st, hands, h)
+    refused_mask = 0
+    for question, action in ((Q_SURRENDER, E.SURRENDER), (Q_SPLIT, E.SPLIT), (Q_DOUBLE, E.DOUBLE)):
+        if not legal[action]:
+            continue
+        slot = (row * N_UP + col) * N_QUESTIONS + question  # cell_slot, inline
+        when = params[PC_WHEN + slot]
+        if when != WHEN_NONE:
+            yes = _holds(when, params[PC_INDEX + slot], count)
+        else:
+            yes = _first_choice(actions[row, col], legal, refused_mask) == action
+        if yes:
+            return action
+        refused_mask |= 1 << action
+        if action == E.SPLIT:  # a pair not split plays on as its total
+            hard = hands[h, E.H_HARD]
+            aces = hands[h, E.H_ACES]
+            row = hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), 0, False)
+    if not legal[E.HIT]:
+        return E.STAND
+    slot = (row * N_UP + col) * N_QUESTIONS + Q_STAND
+    when = params[PC_WHEN + slot]
+    if when != WHEN_NONE:
+        stand = _holds(when, params[PC_INDEX + slot], count)
+    else:
+        stand = _first_choice(actions[row, col], legal, refused_mask) == E.STAND
+    return E.STAND if stand else E.HIT
+
+
+def policy_params(strategy: object, rules: object) -> np.ndarray:
+    """The compiled form of a :class:`~blackjack_env.counting.CountingStrategy` for these rules."""
+    from .counting import VALUES, CountingStrategy
+
+    assert isinstance(strategy, CountingStrategy)
+    out = np.zeros(N_PARAMS, np.float64)
+    tags = dict(zip(VALUES, strategy.system.tags, strict=True))
+    for code in range(1, 14):
+        value = min(code, 10)
+        out[PC_TAGS + code] = tags["A" if value == 1 else str(value)]
+    out[PC_INITIAL] = strategy.system.initial_running_count(rules.decks)  # type: ignore[attr-defined]
+    out[PC_BALANCED] = float(strategy.system.balanced)
+    if strategy.exit_below is not None:
+        out[PC_EXIT] = 1.0
+        out[PC_EXIT_BELOW] = strategy.exit_below
+    out[PC_RAMP_N] = len(strategy.ramp)
+    for i, (count, bet) in enumerate(strategy.ramp):
+        out[PC_RAMP + 2 * i] = count
+        out[PC_RAMP + 2 * i + 1] = bet
+    for entry in strategy.indices:
+        _, when_name = entry.stand_form  # an H entry is the S entry it equals
+        when = WHEN_AT_OR_ABOVE if when_name == "at_or_above" else WHEN_BELOW
+        if entry.question == "insurance":
+            out[PC_INS_WHEN] = when
+            out[PC_INS_INDEX] = entry.index
+            continue
+        slot = cell_slot(entry.row, entry.col, entry.question_id)
+        out[PC_WHEN + slot] = when
+        out[PC_INDEX + slot] = entry.index
+        out[PC_CELL_ANY + entry.row * N_UP + entry.col] = 1.0
+    for row in range(PAIR_BASE, N_ROWS):  # a pair not split asks its total's questions
+        total = total_row_of_pair(row)
+        for col in range(N_UP):
+            if out[PC_CELL_ANY + total * N_UP + col]:
+                out[PC_CELL_ANY + row * N_UP + col] = 1.0
+    return out
