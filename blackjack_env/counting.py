@@ -414,11 +414,15 @@ ILLUSTRIOUS_18 = (
 FAB_4 = (("hard 14", "10", 3, "R"), ("hard 15", "10", 0, "R"), ("hard 15", "9", 2, "R"))
 FAB_4_15_VS_ACE = {True: 1, False: 2}
 
-BUILT_IN_STRATEGIES = ("hilo-i18-fab4",)
+#: Built-in strategies: Hi-Lo with its famous index plays, and every built-in system with none (a
+#: count for the bet alone).
+BUILT_IN_STRATEGIES = ("hilo-i18-fab4", *SYSTEMS)
 
 
 def built_in_strategy(name: str, hit_soft_17: bool) -> CountingStrategy:
     """A built-in counting strategy at a flat bet (the Fab 4's 15 v A index follows the soft-17 rule)."""
+    if name in SYSTEMS:
+        return CountingStrategy(SYSTEMS[name], name=name)
     if name != "hilo-i18-fab4":
         raise ValueError(f"unknown built-in counting strategy {name!r}; built in: {', '.join(BUILT_IN_STRATEGIES)}")
     plays = [*ILLUSTRIOUS_18, *FAB_4, ("hard 15", "A", FAB_4_15_VS_ACE[hit_soft_17], "R")]

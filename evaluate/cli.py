@@ -28,7 +28,7 @@ from .options import (
     table_from_args,
     warnings_as_lines,
 )
-from .policies import load_policy
+from .policies import is_counting, load_policy
 from .runner import RunOutcome, interval, simulate
 
 
@@ -60,6 +60,7 @@ def summarize(outcome: RunOutcome, rules: Rules, args: argparse.Namespace) -> di
         "rounds_played": result.rounds_played(),
         "avg_bet": result.avg_bet(),
         "ev_per_unit_bet": result.ev_per_unit_bet(),
+        **counting_figures(result, args.bankroll),
         "seats": args.seats,
         "seat": args.seat,
         "rounds_per_second": result.rounds / outcome.seconds if outcome.seconds > 0 else math.inf,
@@ -90,6 +91,37 @@ def summarize(outcome: RunOutcome, rules: Rules, args: argparse.Namespace) -> di
     return summary
 
 
+def counting_figures(result: SimulationResult, bankroll: float | None, policy: int = 0) -> dict[str, Any]:
+    """The card counter's figures, per round dealt in table-minimum units (rounds sat out count
+    as 0): sd; advantage (result per unit bet: ev / avg_bet when every round is played); win and
+    sd per 100 rounds; DI = 1000 ev / sd; SCORE = DI squared, the win per 100 rounds of a
+    10,000-unit Kelly bettor (signed: negative for a losing game); N0 = sd^2 / ev^2, the rounds
+    after which the expected win equals one sd; the risk of ruin of ``bankroll`` units with no
+    time limit, exp(-2 bankroll ev / sd^2) (1 for ev <= 0); rounds per shoe; and the rounds by
+    true count for a counting strategy (None otherwise)."""
+    ev, sd = result.ev(policy), result.sd(policy)
+    di = 1000.0 * ev / sd if sd > 0 else 0.0
+    figures: dict[str, Any] = {
+        "sd": sd,
+        "advantage": result.ev_per_unit_bet(policy),
+        "win_per_100": 100.0 * ev,
+        "sd_per_100": 10.0 * sd,
+        "di": di,
+        "score": di * abs(di),
+        "n0": sd * sd / (ev * ev) if ev != 0 else None,  # JSON has no infinity
+        "rounds_per_shoe": result.rounds / result.shoes if result.shoes else None,
+        "by_true_count": result.by_true_count(policy),
+    }
+    if bankroll is not None:
+        figures["bankroll"] = bankroll
+        figures["ror"] = math.exp(-2.0 * bankroll * ev / (sd * sd)) if ev > 0 and sd > 0 else 1.0
+    return figures
+
+
+def _n0_text(n0: float | None) -> str:
+    return "infinite" if n0 is None else f"{n0:,.0f}"
+
+
 def format_text(summary: dict[str, Any]) -> str:
     low, high = summary["ci95"]
     speed = f"{summary['rounds']:,} rounds in {summary['seconds']:.2f} s ({summary['rounds_per_second']:,.0f} rounds/s"
@@ -102,6 +134,12 @@ def format_text(summary: dict[str, Any]) -> str:
         "rates: " + ", ".join(f"{k} {summary[k]:.4f}" for k in ("win", "push", "loss", "blackjack", "bust")),
         "       " + ", ".join(f"{k} {summary[k]:.4f}" for k in ("surrender", "double", "split", "insurance")),
     ]
+    lines.append(
+        f"per 100 rounds: win {summary['win_per_100']:+.3f} units, sd {summary['sd_per_100']:.2f}; "
+        f"average bet {summary['avg_bet']:.3f}, advantage {100 * summary['advantage']:+.3f}%; "
+        f"DI {summary['di']:.2f}, SCORE {summary['score']:.2f}, N0 {_n0_text(summary['n0'])}"
+        + (f"; risk of ruin {summary['ror']:.4f} with {summary['bankroll']:g} units" if "ror" in summary else "")
+    )
     if "exact_ev" in summary:
         lines.append(f"exact EV (no sampling): {summary['exact_ev']:+.6f}")
     if "baseline_ev" in summary:
@@ -126,11 +164,21 @@ def exact_ev(policy_spec: str, rules: Rules) -> float:
     return float(solve(rules).evaluate(policy.table))
 
 
+def _spread_for(spec: str, spread: str | None, rules: Rules) -> str | None:
+    """--spread applies to every counting strategy of the run (policy and baseline alike); it is
+    an error only when no policy of the run counts."""
+    return spread if spread is not None and is_counting(spec, rules) else None
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rules = rules_from_args(args)
     table = table_from_args(args, rules)
-    policy = load_policy(args.policy, rules)
-    baseline = load_policy(args.baseline, rules) if args.baseline else None
+    if args.spread is not None and not any(spec and is_counting(spec, rules) for spec in (args.policy, args.baseline)):
+        raise CliError(f"--spread needs a counting strategy as --policy or --baseline; {args.policy!r} is not one")
+    policy = load_policy(args.policy, rules, _spread_for(args.policy, args.spread, rules))
+    baseline = None
+    if args.baseline:
+        baseline = load_policy(args.baseline, rules, _spread_for(args.baseline, args.spread, rules))
     progress_bar = None
     if not args.no_progress and sys.stderr.isatty():
         from tqdm import tqdm

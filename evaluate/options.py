@@ -40,6 +40,16 @@ def parse_rounds(text: str) -> int:
     return int(value)
 
 
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}")
+    return value
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -91,6 +101,20 @@ def add_simulation_arguments(parser: argparse.ArgumentParser) -> None:
         "--seats", type=positive_int, default=1, help="boxes at the table, 1-7 (the others play basic strategy)"
     )
     parser.add_argument("--seat", type=int, default=0, help="the policy's box, 0..seats-1 (0 is dealt first)")
+    parser.add_argument(
+        "--spread",
+        default=None,
+        metavar="MIN-MAX",
+        help="bet ramp of a counting strategy, e.g. 1-8: MIN up to a true count below +2, MAX from +5 "
+        "(1-8: 1, 2, 4, 6, 8 at +1 .. +5); replaces the strategy's own ramp",
+    )
+    parser.add_argument(
+        "--bankroll",
+        type=positive_float,
+        default=None,
+        metavar="UNITS",
+        help="bankroll in table-minimum units: also report the risk of ruin (exponential approximation)",
+    )
     parser.add_argument(
         "--workers",
         type=positive_int,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from blackjack_env.counting import BUILT_IN_STRATEGIES, CountingStrategy, built_in_strategy, spread_ramp
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
 from blackjack_env.strategy import StrategyTable
@@ -11,7 +13,10 @@ from blackjack_env.strategy import StrategyTable
 #: Manifest of a saved agent directory (see ``agents.base``).
 AGENT_FILE = "agent.json"
 
-POLICY_CHOICES = "basic, random, or a path to a saved agent or strategy table"
+POLICY_CHOICES = (
+    "basic, random, a counting strategy (hilo-i18-fab4, a system name such as hilo, or a counting-strategy "
+    "JSON), or a path to a saved agent or strategy table"
+)
 
 #: File name of a strategy table inside a saved agent's directory.
 TABLE_FILE = "strategy.json"
@@ -24,14 +29,25 @@ def basic_strategy_table(rules: Rules) -> StrategyTable:
     return solve(rules).table
 
 
-def load_policy(spec: str, rules: Rules) -> Policy:
-    """basic | random | PATH (a saved agent directory, a strategy-table JSON, or a directory
-    holding strategy.json).
+def load_policy(spec: str, rules: Rules, spread: str | None = None) -> Policy:
+    """basic | random | a counting strategy | PATH (a saved agent directory, a strategy-table
+    JSON, a counting-strategy JSON, or a directory holding strategy.json).
+
+    A counting strategy is built in (``hilo-i18-fab4``; a system's name: that count with no index
+    plays) or a JSON file with a "system" key; ``spread`` ("1-8") replaces its ramp with the
+    usual one (:func:`blackjack_env.counting.spread_ramp`). Other policies take no spread.
 
     A saved agent (a directory with agent.json, as ``blackjack-train`` writes) is loaded and
     tabulated afresh: a tabular agent's table is its policy exactly; a PPO agent's is its greedy
     play per cell (exact for a policy that sees only the table's state, see ``agents.ppo``); a
     random agent runs as the simulator's own random play."""
+    counting = _counting_strategy(spec, rules)
+    if counting is not None:
+        if spread is not None:
+            counting = counting.with_ramp(spread_ramp(spread))
+        return Policy.from_counting(counting, rules, basic_strategy_table(rules))
+    if spread is not None:
+        raise ValueError(f"--spread needs a counting strategy; --policy {spec!r} is not one")
     if spec == "basic":
         return Policy.from_table(basic_strategy_table(rules))
     if spec == "random":
@@ -48,6 +64,31 @@ def load_policy(spec: str, rules: Rules) -> Policy:
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ValueError(f"--policy {spec!r} is not a saved strategy table ({error})") from None
     return Policy.from_table(table)
+
+
+def is_counting(spec: str, rules: Rules) -> bool:
+    """Whether ``spec`` names a counting strategy (a bad counting-strategy file counts: loading it
+    then reports its problem)."""
+    try:
+        return _counting_strategy(spec, rules) is not None
+    except ValueError:
+        return True
+
+
+def _counting_strategy(spec: str, rules: Rules) -> CountingStrategy | None:
+    """The counting strategy ``spec`` names (built in, or a JSON object with a "system" key), else None."""
+    if spec in BUILT_IN_STRATEGIES:
+        return built_in_strategy(spec, rules.hit_soft_17)
+    path = Path(spec)
+    if path.suffix != ".json" or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None  # reported as what it is not when read as a strategy table
+    if not isinstance(data, dict) or "system" not in data:
+        return None
+    return CountingStrategy.load(path)
 
 
 def _agent_policy(path: Path, spec: str) -> Policy:

@@ -3,8 +3,9 @@ count-dependent decision changes, and what playing it gains.
 
     from blackjack_env.solver import generate_indices
     table = generate_indices(Rules(decks=4, hit_soft_17=False, surrender="none", penetration=0.75), "hilo")
-    table.entries   # [{"hand": "hard 16", "up": "10", "index": 0.3, "action": "S", "when": "at_or_above",
-                    #   "gain_per_100": ...}, ..., {"hand": "insurance", "up": "A", "index": 3.2, ...}]
+    table.entries   # [{"hand": "insurance", "up": "A", "index": 2.46, "gain_per_100": 0.029}, ...,
+                    #  {"hand": "hard 16", "up": "10", "index": 0.42, "action": "S", "when": "at_or_above",
+                    #   "gain_per_100": 0.016}, ...]
     table.to_json() # {"indices": [...]}, the format a counting strategy takes as its ``indices``
 
 Method (exact EVs at average compositions, mixed over the depths of the shoe):
@@ -26,10 +27,11 @@ Method (exact EVs at average compositions, mixed over the depths of the shoe):
   count the other decisions of the hand (after a hit, on split hands) follow that count.
 * The questions, in the casino's order: surrender (vs the best other play at that count), split
   (vs the best unsplit play; pairs answer only these two), double (vs the row's stand/hit choice
-  at that count, on the unsplit and, with DAS, split two-card hands that are not surrendered),
-  stand vs hit (every hand that reaches the question at that count: two-card hands the
-  re-optimised table does not surrender, split or double, split hands and multi-card hands).
-  Each difference is per round: the chance of the up card times the weighted EV sums.
+  at that count, on the unsplit and, with DAS, split two-card hands), stand vs hit (two-card,
+  split and multi-card hands: an entry governs every hand of its cell). Each difference is per
+  round: the chance of the up card times the weighted EV sums. The index compares the answers for
+  every hand the question concerns, as if it were asked; the gain counts only the hands that reach
+  it in play (e.g. not the two-card 16s the re-optimised table surrenders at that count).
 * The count at the decision. A counter's count includes his cards and the up card; so for each
   cell the mean tags and number of those visible cards (hands weighted as basic strategy reaches
   them off the top; split hands left out) shift the pre-round count to the count at the decision
@@ -60,7 +62,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any
 
@@ -368,13 +371,18 @@ def _grid(
     if n == 1:
         points = [_analyse_point(rules, s) for s in shoes]
     else:
-        with ProcessPoolExecutor(n, mp_context=get_context("spawn")) as pool:
+        with ProcessPoolExecutor(n, mp_context=_pool_context()) as pool:
             points = list(pool.map(_analyse_point, [rules] * len(shoes), shoes))
     grid = {name: np.stack([p[name] for p in points]) for name in _ARRAYS}
     if cache:
         with contextlib.suppress(OSError):
             _save(path, grid)
     return grid
+
+
+def _pool_context() -> BaseContext:
+    """fork where there is one: spawn would re-run a caller's unguarded script in every worker."""
+    return get_context("fork" if "fork" in get_all_start_methods() else "spawn")
 
 
 def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
