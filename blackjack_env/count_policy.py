@@ -41,7 +41,9 @@ PC_INS_WHEN = 18  # insurance entry: WHEN_*
 PC_INS_INDEX = 19
 PC_RAMP_N = 20  # ramp pairs
 PC_RAMP = 21  # MAX_RAMP (true count, bet) pairs
-PC_CELL_ANY = PC_RAMP + 2 * MAX_RAMP  # per cell: 1 when the cell's play may depend on the count
+PC_CARRIED = PC_RAMP + 2 * MAX_RAMP  # 1 while the simulator carries the running count (PC_RUNNING)
+PC_RUNNING = PC_CARRIED + 1  # the running count before this round's first card (simulator scratch)
+PC_CELL_ANY = PC_RUNNING + 1  # per cell: 1 when the cell's play may depend on the count
 PC_WHEN = PC_CELL_ANY + N_ROWS * N_UP  # per cell and question: WHEN_*
 PC_INDEX = PC_WHEN + N_ROWS * N_UP * N_QUESTIONS  # per cell and question: the index
 N_PARAMS = PC_INDEX + N_ROWS * N_UP * N_QUESTIONS
@@ -58,27 +60,54 @@ def total_row_of_pair(row: int) -> int:
     return SOFT_BASE + 12 - SOFT_MIN if value == 1 else 2 * value - 4
 
 
-@njit(cache=True, _nrt=False, forceinline=True, fastmath=True)
-def true_count(params, st):
-    """The policy's count of every card seen so far: a balanced system's running count per unseen
-    deck (a float, never rounded), an unbalanced one's running count."""
+@njit(cache=True, _nrt=False, forceinline=True)
+def running_count(params, st):
+    """The running count of every card seen so far: the full shoe less the shoe's remaining
+    cards less a hole card still face down."""
     decks = st[E.S_RULES + E.R_DECKS]
     hole = st[E.S_DEALER + 1] if st[E.S_HOLE_HIDDEN] else 0
     running = params[PC_INITIAL]
-    unseen_total = 0
     for code in range(1, 14):
-        unseen = st[E.S_COUNTS + code] + (code == hole)
-        unseen_total += unseen
-        running += params[PC_TAGS + code] * (4 * decks - unseen)
+        running += params[PC_TAGS + code] * (4 * decks - st[E.S_COUNTS + code] - (code == hole))
+    return running
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def true_count(params, st):
+    """The policy's count of every card seen so far: a balanced system's running count per unseen
+    deck (a float, never rounded), an unbalanced one's running count."""
+    running = running_count(params, st)
     if params[PC_BALANCED] == 0.0:
         return running
-    return running * 52.0 / max(unseen_total, 1)
+    unseen = st[E.S_HOLE_HIDDEN] != 0
+    for code in range(1, 14):
+        unseen += st[E.S_COUNTS + code]
+    return running * 52.0 / max(unseen, 1)
 
 
-@njit(cache=True, _nrt=False)
-def fresh_count(params):
-    """The count off the top of a freshly shuffled shoe."""
-    return 0.0 if params[PC_BALANCED] != 0.0 else params[PC_INITIAL]
+@njit(cache=True, _nrt=False, forceinline=True)
+def decision_count(params, st, shoe):
+    """``true_count`` at a decision; where the simulator carries the running count from round to
+    round (``PC_CARRIED``) it only adds this round's cards seen so far (cheaper than recounting)."""
+    if params[PC_CARRIED] == 0.0 or st[E.S_MID_SHUFFLE] != 0:
+        return true_count(params, st)
+    pos = st[E.S_SHOE_POS]
+    hidden = st[E.S_HOLE_HIDDEN] != 0
+    running = params[PC_RUNNING] + tag_sum(params, shoe, st[E.S_ROUND_START], pos)
+    if hidden:
+        running -= params[PC_TAGS + st[E.S_DEALER + 1]]
+    if params[PC_BALANCED] == 0.0:
+        return running
+    return running * 52.0 / max(st[E.S_SHOE_LEN] - pos + hidden, 1)
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def tag_sum(params, shoe, start, end):
+    """The tags of the cards shoe[start:end] added up (a round's cards, to carry a count on)."""
+    total = 0.0
+    for i in range(start, end):
+        total += params[PC_TAGS + shoe[i]]
+    return total
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -109,21 +138,21 @@ def _first_choice(order, legal, refused_mask):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def count_decision(actions, insurance, params, st, hands, mask):
+def count_decision(actions, insurance, params, st, hands, shoe, mask):
     """The acting seat's action under a counting strategy (see the module docstring)."""
     phase = st[E.S_PHASE]
     if phase == E.P_INSURANCE:
         when = params[PC_INS_WHEN]
         if when == WHEN_NONE:
             return E.INSURANCE if insurance[st[E.S_NATURAL]] else E.NO_INSURANCE
-        take = _holds(when, params[PC_INS_INDEX], true_count(params, st))
+        take = _holds(when, params[PC_INS_INDEX], decision_count(params, st, shoe))
         return E.INSURANCE if take else E.NO_INSURANCE
     if phase != E.P_PLAY:
         return E.STAND
     row, col, split_legal = table_cell(st, hands)
     if params[PC_CELL_ANY + row * N_UP + col] == 0.0:
         return table_decision(actions, insurance, st, hands)
-    count = true_count(params, st)
+    count = decision_count(params, st, shoe)
     h = st[E.S_CUR]
     legal = mask  # scratch: legality of the five play actions
     legal[E.STAND] = True

@@ -121,12 +121,35 @@ def _record(out, base, st, hands, seat, bet, reward):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _count_bet(params, st, policy, exited, out, tc_base):
-    """A counting policy's bet for the coming round from the true count before its first card (a
-    shoe due for shuffling counts as fresh), its exit rule, and the round's true-count bucket."""
-    cut = st[E.S_CUT]
-    due = cut == 0 or st[E.S_SHOE_POS] >= cut or st[E.S_FORCE_SHUFFLE] != 0
-    count = CP.fresh_count(params) if due else CP.true_count(params, st)
+def _carry_counts(params, st, shoe, n_policies, due, recount, running, counts):
+    """Every counting policy's true count before the coming round's first card. The running count
+    is carried on from the last round by the tags of its cards (``shoe[S_ROUND_START:S_SHOE_POS]``,
+    all seen by its end), which is cheaper than recounting the shoe; a shoe due for shuffling
+    starts afresh, and after a round that reshuffled mid-way (``recount``) the shoe is recounted."""
+    pos = st[E.S_SHOE_POS]
+    for p in range(n_policies):
+        prm = params[p]
+        if prm[CP.PC_RAMP_N] == 0.0:
+            continue
+        if due:
+            running[p] = prm[CP.PC_INITIAL]
+        elif recount:
+            running[p] = CP.running_count(prm, st)
+        else:
+            running[p] += CP.tag_sum(prm, shoe, st[E.S_ROUND_START], pos)
+        prm[CP.PC_RUNNING] = running[p]  # the decisions carry it on through the round
+        if prm[CP.PC_BALANCED] == 0.0:
+            counts[p] = running[p]
+        elif due:
+            counts[p] = 0.0
+        else:
+            counts[p] = running[p] * 52.0 / max(st[E.S_SHOE_LEN] - pos, 1)
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _count_bet(params, st, policy, count, due, exited, out, tc_base):
+    """A counting policy's bet for the coming round from its true count, its exit rule, and the
+    round's true-count bucket."""
     shoe_id = st[E.S_SHUFFLES] + due
     if params[CP.PC_EXIT] != 0.0 and count < params[CP.PC_EXIT_BELOW]:
         exited[policy] = shoe_id
@@ -145,9 +168,10 @@ def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats
     ``seat`` of a table of ``seats``, then the policy of the other seats (flat bets of 1); a
     counting policy bets by its ramp and may sit a round out (bet 0);
     words: int64[4 (P + 1)] generator words (cards, then each evaluated policy's own randomness);
-    work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 2, 4], exited[P + 1]),
-    allocated by the caller; out: float64[out_size(P)]."""
-    st, hands, shoe, res, mask, rngs, exited = work
+    work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 2, 4], and per policy: the shoe
+    it left (exit rule), its running count and true count), allocated by the caller;
+    out: float64[out_size(P)]."""
+    st, hands, shoe, res, mask, rngs, exited, running, counts = work
     n_policies = kinds.shape[0] - 1
     diff_base = OUT_STATS + n_policies * N_STATS
     decks = int(rv[E.R_DECKS])
@@ -171,7 +195,12 @@ def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats
         st[E.S_RNG + k] = words[k]
         for p in range(n_policies):
             rngs[p, k] = words[4 * (p + 1) + k]
+    recount = False
     for _ in range(n_rounds):
+        cut = st[E.S_CUT]
+        due = cut == 0 or st[E.S_SHOE_POS] >= cut or st[E.S_FORCE_SHUFFLE] != 0
+        _carry_counts(params, st, shoe, n_policies, due, recount, running, counts)
+        recount = False
         for k in range(4):
             saved_rng[k] = st[E.S_RNG + k]
         first = 0.0
@@ -192,7 +221,10 @@ def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats
             bet = 1.0
             bucket = -1
             if params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (every one has a ramp)
-                bet, bucket = _count_bet(params[p], st, p, exited, out, _tc_base(n_policies, p))
+                bet, bucket = _count_bet(params[p], st, p, counts[p], due, exited, out, _tc_base(n_policies, p))
+                # a round not replayed (the shoe ran out in an earlier policy's) starts after that
+                # policy's cards: the carried count no longer holds, recount at decisions
+                params[p, CP.PC_CARRIED] = p == 0 or replay
                 st[active_slot] = bet > 0.0
             play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, params, mask, rngs)
             st[E.S_FIXED_END] = 0
@@ -218,6 +250,7 @@ def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats
                 out[base + 2] += 1
             if st[E.S_MID_SHUFFLE]:
                 replay = False
+                recount = True
             replay_end = max(replay_end, st[E.S_SHOE_POS])
         out[OUT_ROUNDS] += 1
     out[_shoes_slot(n_policies)] += st[E.S_SHUFFLES]  # st was cleared: the shoes begun in this chunk
@@ -313,6 +346,8 @@ def run_chunk(
         np.zeros(E.N_ACTIONS, np.bool_),
         np.zeros((n + 2, 4), np.int64),
         np.zeros(n + 1, np.int64),
+        np.zeros(n + 1, np.float64),
+        np.zeros(n + 1, np.float64),
     )
     seated = [*policies, table.others or policies[0]]
     arrays = [policy.arrays() for policy in seated]

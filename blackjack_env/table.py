@@ -32,13 +32,13 @@ def driver_policies(kind: int, table: StrategyTable | None) -> tuple[np.ndarray,
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def policy_decision(kind, actions, insurance, params, st, hands, mask, prng):
+def policy_decision(kind, actions, insurance, params, st, hands, shoe, mask, prng):
     """The acting seat's action under a policy: its table's choice, a counting strategy's (its
     ``params``, see ``count_policy``), or a uniform legal one."""
     if kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands)
     if kind == POLICY_COUNT:
-        return count_decision(actions, insurance, params, st, hands, mask)
+        return count_decision(actions, insurance, params, st, hands, shoe, mask)
     E.legal_mask(st, hands, mask)
     return E.uniform_legal(prng, 0, mask, E.N_ACTIONS)
 
@@ -57,7 +57,7 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
         if st[E.S_PHASE] == E.P_OVER or st[E.S_SEAT] == stop_seat:
             return
         p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
-        action = policy_decision(kinds[p], actions[p], insurance[p], params[p], st, hands, mask, prngs[p])
+        action = policy_decision(kinds[p], actions[p], insurance[p], params[p], st, hands, shoe, mask, prngs[p])
 
 
 @njit(cache=True, _nrt=False)

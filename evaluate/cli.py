@@ -20,8 +20,10 @@ from typing import Any
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import SimulationResult
 
+from .figures import counting_figures
 from .options import (
     CliError,
+    add_backend_arguments,
     add_simulation_arguments,
     note_compile,
     rules_from_args,
@@ -39,8 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_simulation_arguments(parser)
     parser.add_argument("--baseline", default=None, help="compare with this policy on identical cards (e.g. basic)")
-    parser.add_argument("--backend", choices=("local", "ray"), default="local", help="where chunks run")
-    parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")
+    add_backend_arguments(parser)
     parser.add_argument("--exact", action="store_true", help="also print the exact EV of a strategy-table policy")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -89,33 +90,6 @@ def summarize(outcome: RunOutcome, rules: Rules, args: argparse.Namespace) -> di
             }
         )
     return summary
-
-
-def counting_figures(result: SimulationResult, bankroll: float | None, policy: int = 0) -> dict[str, Any]:
-    """The card counter's figures, per round dealt in table-minimum units (rounds sat out count
-    as 0): sd; advantage (result per unit bet: ev / avg_bet when every round is played); win and
-    sd per 100 rounds; DI = 1000 ev / sd; SCORE = DI squared, the win per 100 rounds of a
-    10,000-unit Kelly bettor (signed: negative for a losing game); N0 = sd^2 / ev^2, the rounds
-    after which the expected win equals one sd; the risk of ruin of ``bankroll`` units with no
-    time limit, exp(-2 bankroll ev / sd^2) (1 for ev <= 0); rounds per shoe; and the rounds by
-    true count for a counting strategy (None otherwise)."""
-    ev, sd = result.ev(policy), result.sd(policy)
-    di = 1000.0 * ev / sd if sd > 0 else 0.0
-    figures: dict[str, Any] = {
-        "sd": sd,
-        "advantage": result.ev_per_unit_bet(policy),
-        "win_per_100": 100.0 * ev,
-        "sd_per_100": 10.0 * sd,
-        "di": di,
-        "score": di * abs(di),
-        "n0": sd * sd / (ev * ev) if ev != 0 else None,  # JSON has no infinity
-        "rounds_per_shoe": result.rounds / result.shoes if result.shoes else None,
-        "by_true_count": result.by_true_count(policy),
-    }
-    if bankroll is not None:
-        figures["bankroll"] = bankroll
-        figures["ror"] = math.exp(-2.0 * bankroll * ev / (sd * sd)) if ev > 0 and sd > 0 else 1.0
-    return figures
 
 
 def _n0_text(n0: float | None) -> str:
@@ -215,6 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .report import main as report_main
 
         return report_main(argv[1:])
+    if argv and argv[0] == "sweep":
+        from .sweep import main as sweep_main
+
+        return sweep_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

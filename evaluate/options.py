@@ -91,9 +91,12 @@ def table_from_args(args: argparse.Namespace, rules: Rules) -> Table:
     return Table(args.seats, args.seat, others)
 
 
-def add_simulation_arguments(parser: argparse.ArgumentParser) -> None:
-    """--policy, --rules, --set, --rounds, --seed and --workers (shared by evaluate and report)."""
-    parser.add_argument("--policy", default="basic", help=f"{POLICY_CHOICES} (default basic)")
+def add_simulation_arguments(parser: argparse.ArgumentParser, policy: bool = True) -> None:
+    """--policy, --rules, --set, --rounds, --seed, --seats, --seat, --spread, --bankroll and --workers
+    (shared by evaluate, report and sweep); ``policy=False`` leaves out --policy and --spread, for
+    ``sweep``, which takes lists of strategies and spreads instead."""
+    if policy:
+        parser.add_argument("--policy", default="basic", help=f"{POLICY_CHOICES} (default basic)")
     add_rules_arguments(parser)
     parser.add_argument("--rounds", type=parse_rounds, default=10_000_000, help="rounds to play (e.g. 1e8)")
     parser.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same result")
@@ -101,13 +104,14 @@ def add_simulation_arguments(parser: argparse.ArgumentParser) -> None:
         "--seats", type=positive_int, default=1, help="boxes at the table, 1-7 (the others play basic strategy)"
     )
     parser.add_argument("--seat", type=int, default=0, help="the policy's box, 0..seats-1 (0 is dealt first)")
-    parser.add_argument(
-        "--spread",
-        default=None,
-        metavar="MIN-MAX",
-        help="bet ramp of a counting strategy, e.g. 1-8: MIN up to a true count below +2, MAX from +5 "
-        "(1-8: 1, 2, 4, 6, 8 at +1 .. +5); replaces the strategy's own ramp",
-    )
+    if policy:
+        parser.add_argument(
+            "--spread",
+            default=None,
+            metavar="MIN-MAX",
+            help="bet ramp of a counting strategy, e.g. 1-8: MIN up to a true count below +2, MAX from +5 "
+            "(1-8: 1, 2, 4, 6, 8 at +1 .. +5); replaces the strategy's own ramp",
+        )
     parser.add_argument(
         "--bankroll",
         type=positive_float,
@@ -121,6 +125,12 @@ def add_simulation_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help=f"parallel workers (default: all {default_workers()} cores; on a Ray cluster, all of its CPUs)",
     )
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """--backend and --ray-address: where a run's chunks go (shared by evaluate and sweep)."""
+    parser.add_argument("--backend", choices=("local", "ray"), default="local", help="where chunks run")
+    parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")
 
 
 def note_compile(outcome: RunOutcome, prog: str) -> None:

@@ -345,7 +345,7 @@ def _grid_key(rules: Rules, system: CountingSystem) -> str:
             "indices": INDEX_VERSION,
             "rules": rules_key(rules),
             "penetration": rules.penetration,
-            "tags": list(system.tags),
+            "tags": [float(t) for t in system.tags],
             "balanced": system.balanced,
             "grid": GRID.tolist(),
             "depths": N_DEPTHS,

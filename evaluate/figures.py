@@ -1,0 +1,39 @@
+"""The card counter's figures of a simulation (SCORE, DI, N0, risk of ruin, ...).
+
+Shared by ``blackjack-evaluate`` and its ``report`` command; they live here so that neither
+command module imports the other.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from blackjack_env.simulate import SimulationResult
+
+
+def counting_figures(result: SimulationResult, bankroll: float | None, policy: int = 0) -> dict[str, Any]:
+    """The card counter's figures, per round dealt in table-minimum units (rounds sat out count
+    as 0): sd; advantage (result per unit bet: ev / avg_bet when every round is played); win and
+    sd per 100 rounds; DI = 1000 ev / sd; SCORE = DI squared, the win per 100 rounds of a
+    10,000-unit Kelly bettor (signed: negative for a losing game); N0 = sd^2 / ev^2, the rounds
+    after which the expected win equals one sd; the risk of ruin of ``bankroll`` units with no
+    time limit, exp(-2 bankroll ev / sd^2) (1 for ev <= 0); rounds per shoe; and the rounds by
+    true count for a counting strategy (None otherwise)."""
+    ev, sd = result.ev(policy), result.sd(policy)
+    di = 1000.0 * ev / sd if sd > 0 else 0.0
+    figures: dict[str, Any] = {
+        "sd": sd,
+        "advantage": result.ev_per_unit_bet(policy),
+        "win_per_100": 100.0 * ev,
+        "sd_per_100": 10.0 * sd,
+        "di": di,
+        "score": di * abs(di),
+        "n0": sd * sd / (ev * ev) if ev != 0 else None,  # JSON has no infinity
+        "rounds_per_shoe": result.rounds / result.shoes if result.shoes else None,
+        "by_true_count": result.by_true_count(policy),
+    }
+    if bankroll is not None:
+        figures["bankroll"] = bankroll
+        figures["ror"] = math.exp(-2.0 * bankroll * ev / (sd * sd)) if ev > 0 and sd > 0 else 1.0
+    return figures
