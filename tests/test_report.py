@@ -1,5 +1,6 @@
-"""blackjack-evaluate report: builds for basic, random and a saved table, figures decode, the numbers
-in summary.json are the ones printed, a learning curve from metrics.csv, and no user file is lost."""
+"""blackjack-evaluate report: builds for basic, random, a saved table and a counting strategy, figures
+decode, the numbers in summary.json are the ones printed, a learning curve from metrics.csv, a bad
+counting strategy is one line and no file, and no user file is lost."""
 
 from __future__ import annotations
 
@@ -7,22 +8,39 @@ import base64
 import csv
 import io
 import json
+import math
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
 from blackjack_env import Rules
-from blackjack_env.simulate import Policy
+from blackjack_env.simulate import Policy, SimulationResult
 from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable, order_of_code, row_of_label, up_of_label
 from evaluate import cli
+from evaluate.figures import counting_figures
 from evaluate.policies import load_policy
-from evaluate.report import Estimate, Report, ev_figure, fmt_cost, fmt_ev, fmt_rate, main
+from evaluate.report import (
+    BANKROLL_METHOD,
+    COUNT_FIGURES,
+    BankrollPaths,
+    Estimate,
+    Report,
+    ev_figure,
+    fmt_cost,
+    fmt_count,
+    fmt_ev,
+    fmt_index,
+    fmt_optional,
+    fmt_rate,
+    main,
+)
 from evaluate.runner import simulate
 
 ROUNDS = "30000"
@@ -34,8 +52,8 @@ METRICS = (
 )
 
 
-def build(out: Path, *args: str) -> dict:
-    assert main(["--rounds", ROUNDS, "--workers", "2", "--seed", "3", "--out", str(out), *args]) == 0
+def build(out: Path, *args: str, rounds: str = ROUNDS) -> dict:
+    assert main(["--rounds", rounds, "--workers", "2", "--seed", "3", "--out", str(out), *args]) == 0
     return json.loads((out / "summary.json").read_text())
 
 
@@ -59,6 +77,16 @@ def assert_printed(summary: dict, out: Path) -> None:
         numbers += [fmt_ev(point[k]) for k in ("ev_gap", "ev_gap_low", "ev_gap_high")]
         numbers.append(fmt_rate(point["agreement"]))
     numbers.append(f"{summary['rounds']:,}")
+    counting = summary.get("counting")
+    if counting:
+        numbers += [fmt_count(key, counting[key]) for key in COUNT_FIGURES]
+        for b in counting["by_true_count"]:
+            numbers += [fmt_rate(b["share"]), f"{b['rounds']:,}", fmt_count("avg_bet", b["avg_bet"])]
+            numbers += [fmt_optional(v) for v in (b["ev_per_unit_bet"], *b["ci95"])]
+        numbers += [fmt_index(entry["index"]) for entry in counting["indices"]]
+        paths = counting["bankroll_paths"]
+        numbers += [f"{v:,.0f}" for v in paths["final"]]
+        numbers += [f"{r:,}" for r in paths["ruined_at"] if r is not None]
     for text in texts(out):
         missing = [n for n in numbers if n not in text]
         assert not missing, missing
@@ -272,3 +300,152 @@ def test_the_report_does_not_import_the_command_line() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# ====================================================================== a card counter's pages
+COUNTING = ("--policy", "hilo-i18-fab4", "--spread", "1-8", "--set", "penetration=0.75", "--bankroll", "400")
+
+
+@pytest.fixture(scope="module")
+def counting_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("reports") / "counting"
+    return out, build(out, *COUNTING, rounds="2e5")
+
+
+def test_a_counting_report_has_the_counters_pages(counting_report: tuple[Path, dict]) -> None:
+    out, summary = counting_report
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [
+            "bankroll.png",
+            "chart.png",
+            "ev.png",
+            "rates.png",
+            "true_count.png",
+            "report.html",
+            "report.md",
+            "summary.json",
+        ]
+    )
+    assert_images(out, summary)
+    assert_printed(summary, out)
+    md, html = texts(out)
+    for heading in ("Card counting", "Bet ramp", "Index plays", "Bankroll"):
+        assert f"## {heading}" in md and f">{heading}</h" in html
+    assert BANKROLL_METHOD in md and BANKROLL_METHOD in html
+    assert summary["exact"] is None and summary["deviations"] == []  # a count has no exact analysis
+    assert summary["ev_unit"] == "per round (table-minimum units)"
+
+
+def test_a_counting_reports_figures_are_sane(counting_report: tuple[Path, dict]) -> None:
+    _, summary = counting_report
+    c, ev = summary["counting"], summary["ev"]["policy"]["value"]
+    assert set(counting_figures(SimulationResult(2), 400)) <= set(c)  # the key names of blackjack-evaluate --json
+    assert c["bankroll"] == 400 and c["bankroll_given"] and c["spread"] == "1-8"
+    assert c["win_per_100"] == pytest.approx(100 * ev)
+    assert c["di"] == pytest.approx(1000 * ev / c["sd"]) and c["score"] == pytest.approx(c["di"] * abs(c["di"]))
+    assert math.copysign(1, c["score"]) == math.copysign(1, ev) == math.copysign(1, c["advantage"])
+    assert c["n0"] == pytest.approx(c["sd"] ** 2 / ev**2)
+    assert c["ror"] == pytest.approx(math.exp(-2 * 400 * ev / c["sd"] ** 2) if ev > 0 else 1.0)
+    assert 1 < c["avg_bet"] < 8 and c["rounds_played"] == summary["rounds"] == 200_000
+    assert 35 < c["rounds_per_shoe"] < 55  # 6 decks to 75%: 234 cards at about 5.4 a round
+    buckets = c["by_true_count"]
+    assert sum(b["share"] for b in buckets) == pytest.approx(1.0)
+    assert sum(b["rounds"] for b in buckets) == summary["rounds"]
+    bets = {b["true_count"]: b["avg_bet"] for b in buckets}
+    assert bets[0] == bets[1] == 1 and bets[2] == 2 and bets[3] == 4 and bets[4] == 6 and bets[10] == 8  # the 1-8 ramp
+    assert [list(p) for p in c["strategy"]["ramp"]] == [[1, 1], [2, 2], [3, 4], [4, 6], [5, 8]]
+    # basic strategy at a flat bet on the same cards, and no random play (see paired_run)
+    assert set(summary["ev"]) == {"policy", "basic"}
+    assert summary["rates"]["basic"]["insurance"] == 0 < summary["rates"]["policy"]["insurance"]
+    assert summary["gap_to_basic"]["paired_rounds"] == summary["rounds"]
+    assert summary["gap_to_basic"]["value"] == pytest.approx(ev - summary["ev"]["basic"]["value"], abs=1e-12)
+
+
+def test_a_counting_report_lists_the_index_plays_beside_basic_strategy(counting_report: tuple[Path, dict]) -> None:
+    out, summary = counting_report
+    indices = summary["counting"]["indices"]
+    assert len(indices) == 22  # the Illustrious 18 and the Fab 4
+    cell = {(e["hand"], e["up"], e["action"]): e for e in indices}
+    assert cell[("hard 16", "10", "S")]["basic"] == "Rs" and cell[("hard 16", "10", "S")]["index"] == 0
+    assert cell[("insurance", "A", "I")]["basic"] == "no insurance"
+    md, html = texts(out)
+    assert "| hard 16 | 10 | S (stand) | at or above | +0 | Rs |" in md
+    assert '<div class="side">' in html  # the index table and the chart side by side
+
+
+def test_bankroll_paths_are_a_seeded_normal_walk_stopped_at_ruin(counting_report: tuple[Path, dict]) -> None:
+    _, summary = counting_report
+    paths = summary["counting"]["bankroll_paths"]
+    assert paths["method"] == BANKROLL_METHOD and paths["start"] == 400 and paths["paths"] == len(paths["final"]) == 5
+    walk = BankrollPaths.simulate(100.0, -0.01, 1.15, seed=3, paths=40, rounds=20_000)
+    again = BankrollPaths.simulate(100.0, -0.01, 1.15, seed=3, paths=40, rounds=20_000)
+    assert walk.final == again.final and walk.ruined_at == again.ruined_at
+    assert any(r is not None for r in walk.ruined_at) and any(r is None for r in walk.ruined_at)
+    for values, ruined in zip(walk.values, walk.ruined_at, strict=True):
+        if ruined is None:
+            assert (values > 0).all()
+        else:
+            assert (values[:ruined] > 0).all() and values[ruined] == 0 and np.isnan(values[ruined + 1 :]).all()
+    steps = np.diff(walk.values, axis=1)
+    steps = steps[np.isfinite(steps)]
+    assert abs(steps.mean() + 0.01) < 0.005 and abs(steps.std() - 1.15) < 0.01
+
+
+def test_a_count_without_index_plays_on_its_running_count(tmp_path: Path) -> None:
+    """KO (unbalanced) names its buckets by running count; with no index, basic strategy plays every hand;
+    without --bankroll the default bankroll is used and said."""
+    out = tmp_path / "ko"
+    summary = build(out, "--policy", "ko", "--set", "penetration=0.75")
+    c = summary["counting"]
+    assert c["indices"] == [] and c["bankroll"] == 1000 and not c["bankroll_given"] and c["spread"] is None
+    assert summary["gap_to_basic"]["value"] == 0.0  # a flat-bet count with no index plays is basic strategy
+    md, _ = texts(out)
+    assert "No index plays" in md and "| running count | share of rounds |" in md
+    assert any("No --bankroll" in note for note in summary["notes"])
+    assert_printed(summary, out)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "args", "problem"),
+    [
+        ({"system": "nope"}, (), "unknown counting system 'nope'"),
+        ({"system": "hilo", "ramp": [[2, 2], [1, 4]]}, (), "ramp: true counts must increase"),
+        ({"system": "hilo", "ramp": [[1, "big"]]}, (), "ramp[0] bet must be a finite number"),
+        (
+            {"system": "hilo", "indices": [{"hand": "hard 99", "up": "10", "index": 0, "action": "S"}]},
+            (),
+            "indices[0].hand",
+        ),
+        (
+            {"system": "hilo", "indices": [{"hand": "hard 16", "up": "10", "index": 0, "action": "X"}]},
+            (),
+            "indices[0].action",
+        ),
+        (None, ("--set", "decks=0"), "needs a finite shoe, not an infinite deck"),
+        (None, ("--set", "penetration=0"), "needs a shoe dealt to a cut card"),
+        (None, ("--spread", "8-1"), "--spread must be MIN-MAX"),
+    ],
+)
+def test_a_bad_counting_strategy_is_one_line_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], strategy: dict | None, args: tuple[str, ...], problem: str
+) -> None:
+    policy = "hilo-i18-fab4"
+    if strategy is not None:
+        policy = str(tmp_path / "count.json")
+        Path(policy).write_text(json.dumps(strategy))
+    out = tmp_path / "out"
+    argv = ["--policy", policy, "--set", "penetration=0.75", *args, "--rounds", "1000", "--out", str(out)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("blackjack-evaluate report: error: ") and problem in lines[0], lines
+    assert captured.out == "" and not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == (["count.json"] if strategy is not None else [])
+
+
+def test_spread_and_bankroll_on_a_policy_that_does_not_count(tmp_path: Path, capsys) -> None:
+    assert main(["--policy", "basic", "--spread", "1-8", "--rounds", "1000", "--out", str(tmp_path / "x")]) == 2
+    assert "--spread needs a counting strategy" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    summary = build(tmp_path / "y", "--policy", "random", "--bankroll", "500", rounds="2000")
+    assert summary["counting"] is None and "random" in summary["ev"]
+    assert any("--bankroll is used by a counting strategy" in note for note in summary["notes"])

@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from .. import engine as E
-from ..counting import CountingSystem
+from ..counting import SYSTEMS, CountingSystem
 from ..counting import system as builtin_system
 from ..rules import Rules
 from ..strategy import CHART_UPS, N_ROWS, PAIR_BASE, row_label, up_label
@@ -184,7 +184,7 @@ def load_system(spec: str | CountingSystem) -> CountingSystem:
     if isinstance(spec, CountingSystem):
         return spec
     path = Path(spec)
-    if spec.endswith(".json") or path.is_file():
+    if spec not in SYSTEMS and (spec.endswith(".json") or path.is_file()):
         try:
             data = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as error:
@@ -449,7 +449,7 @@ def _basic_says_yes(q: str, order: np.ndarray, l2: np.ndarray) -> bool:
     return int(K.first_of(order, E.STAND, E.HIT)) == E.STAND
 
 
-def _questions(rules: Rules, basic: Solution) -> list[tuple[int, int, str]]:
+def _questions(basic: Solution) -> list[tuple[int, int, str]]:
     """Every (row, column, question) a count may change: decided often enough, action legal."""
     out = []
     for row in range(N_ROWS):
@@ -474,7 +474,8 @@ def _questions(rules: Rules, basic: Solution) -> list[tuple[int, int, str]]:
 
 def _visible_cards(rules: Rules, system: CountingSystem, basic: Solution) -> dict[tuple[int, int, str], tuple]:
     """Mean tags and number of the cards a counter has seen at each cell's decision (his cards and
-    the up card), per question; hands weighted as basic strategy reaches them off the top."""
+    the up card), per question (stand/hit: multi-card hands too); hands weighted as basic strategy
+    reaches them off the top (split hands left out)."""
     model = Model(rules)
     sp = model.space
     tags = np.asarray(system.tags)
@@ -489,13 +490,10 @@ def _visible_cards(rules: Rules, system: CountingSystem, basic: Solution) -> dic
         weights[K.W_DEAL] = deal * (1.0 - model.split_frac)
         weights[K.W_DEAL, model.natural_id] = 0.0
         model.reach(up, basic.table.actions, weights)
-        first = model.first_actions(up, basic.table.actions)
-        plays_on = two & np.isin(first[K.W_DEAL], (E.STAND, E.HIT))
         for row in range(PAIR_BASE):
             in_row = sp.row == row
             deal_w = np.where(in_row & two, weights[K.W_DEAL], 0.0)
-            sh_w = np.where(in_row & plays_on, weights[K.W_DEAL], 0.0) + np.where(in_row, weights[K.W_MULTI], 0.0)
-            for qs, w in (("RD", deal_w), ("S", sh_w)):
+            for qs, w in (("RD", deal_w), ("S", deal_w + np.where(in_row, weights[K.W_MULTI], 0.0))):
                 total = w.sum()
                 mean = (w @ hand_tags / total, w @ hand_cards / total) if total > 0 else (0.0, 2.0)
                 for q in qs:
@@ -601,7 +599,7 @@ def generate_indices(
     visible = _visible_cards(rules, system, basic)
     x = counts.x_grid()
     entries: list[tuple[tuple[int, int, int], dict[str, Any]]] = []
-    for row, col, q in _questions(rules, basic):
+    for row, col, q in _questions(basic):
         per_round = _per_round(q, grid, p_up, row, col)
         basic_yes = _basic_says_yes(q, basic.table.actions[row, col], basic.legal2[row, col])
         found = _entry(counts, x, per_round, visible[row, col, q], basic_yes)
