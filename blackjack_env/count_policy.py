@@ -1,20 +1,21 @@
 """A counting strategy compiled: its count, bet ramp, index plays and exit rule as one float array.
 
 The table driver (``table.policy_decision``) plays a ``POLICY_COUNT`` seat with
-:func:`count_decision` and the simulator bets it with :func:`round_bet`; both read the policy's
-row of ``params`` laid out by the ``PC_*`` offsets below (built by :func:`policy_params` from a
-:class:`blackjack_env.counting.CountingStrategy`). The count is recomputed from the engine's own
-card counts (``S_COUNTS``) at each use, so nothing has to be kept in step with the deal, replays
-and shuffles included: the cards seen are the full shoe less the shoe's remaining cards less a
-hole card still face down.
+:func:`count_decision` and the simulator bets it by :func:`ramp_bet`; both read the policy's row
+of ``params`` laid out by the ``PC_*`` offsets below (built by :func:`policy_params` from a
+:class:`blackjack_env.counting.CountingStrategy`). The cards seen are the full shoe less the
+shoe's remaining cards (the engine's ``S_COUNTS``) less a hole card still face down
+(:func:`true_count`); the simulator carries the running count on from round to round instead
+(``PC_RUNNING``, :func:`decision_count`), which gives the same counts for less work.
 
 How a decision is made (the issue's fixed order): surrender?, split?, double?, then stand or hit;
 the first "yes" is played. A question with an index entry in the cell is answered by the entry's
 condition on the exact (float) true count; one without is answered by basic strategy (the rules'
 table: is this action its first legal choice among those not already refused?). A question whose
-action is illegal now is not asked. Once a pair is not split, the double and stand/hit questions
-are those of the hand's total cell. A cell with no entry (nor, for a pair, in its total's cell)
-is played by the table alone, exactly as the table policy plays it.
+action is illegal now is not asked. When an entry refuses to split a pair, the hand is played by
+its total's cell (its surrender question too, unless an entry answered that); a pair not split by
+basic strategy's answer stays in the pair's cell. A cell with no entry is played by the table
+alone, exactly as the table policy plays it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from . import engine as E
-from .strategy import N_ROWS, N_UP, PAIR_BASE, SOFT_BASE, SOFT_MIN, hand_row, table_cell, table_decision
+from .strategy import N_ROWS, N_UP, hand_row, table_cell, table_decision
 
 # the four questions of a cell, in the order they are asked
 Q_SURRENDER, Q_SPLIT, Q_DOUBLE, Q_STAND = range(4)
@@ -52,12 +53,6 @@ N_PARAMS = PC_INDEX + N_ROWS * N_UP * N_QUESTIONS
 def cell_slot(row: int, col: int, question: int) -> int:
     """Offset of a cell's question within the PC_WHEN / PC_INDEX blocks."""
     return (row * N_UP + col) * N_QUESTIONS + question
-
-
-def total_row_of_pair(row: int) -> int:
-    """The total's cell of a pair row: a pair of aces is soft 12, a pair of v hard 2v."""
-    value = row - PAIR_BASE + 1
-    return SOFT_BASE + 12 - SOFT_MIN if value == 1 else 2 * value - 4
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -128,11 +123,11 @@ def _holds(when, index, count):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _first_choice(order, legal, refused_mask):
+def _first_choice(order, legal, refused):
     """The order's first legal action not refused yet (basic strategy's answer to a question)."""
     for k in range(order.shape[0]):
         a = order[k]
-        if legal[a] and not (refused_mask >> a) & 1:
+        if legal[a] and not (refused >> a) & 1:
             return a
     return E.STAND
 
@@ -160,32 +155,47 @@ def count_decision(actions, insurance, params, st, hands, shoe, mask):
     legal[E.DOUBLE] = E.can_double(st, hands, h)
     legal[E.SPLIT] = split_legal
     legal[E.SURRENDER] = E.can_surrender(st, hands, h)
-    refused_mask = 0
-    for question, action in ((Q_SURRENDER, E.SURRENDER), (Q_SPLIT, E.SPLIT), (Q_DOUBLE, E.DOUBLE)):
-        if not legal[action]:
-            continue
-        slot = (row * N_UP + col) * N_QUESTIONS + question  # cell_slot, inline
-        when = params[PC_WHEN + slot]
-        if when != WHEN_NONE:
-            yes = _holds(when, params[PC_INDEX + slot], count)
-        else:
-            yes = _first_choice(actions[row, col], legal, refused_mask) == action
+    refused = 0  # bit per action refused so far
+    if legal[E.SURRENDER]:
+        yes, surrender_entry = _answer(actions, params, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
         if yes:
-            return action
-        refused_mask |= 1 << action
-        if action == E.SPLIT:  # a pair not split plays on as its total
+            return E.SURRENDER
+        refused |= 1 << E.SURRENDER
+    if split_legal:
+        yes, split_entry = _answer(actions, params, row, col, Q_SPLIT, E.SPLIT, legal, refused, count)
+        if yes:
+            return E.SPLIT
+        refused |= 1 << E.SPLIT
+        if split_entry:  # an entry refused the split: the hand is played by its total's cell
             hard = hands[h, E.H_HARD]
             aces = hands[h, E.H_ACES]
             row = hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), 0, False)
+            if legal[E.SURRENDER] and not surrender_entry:  # that cell's own surrender answer
+                refused &= ~(1 << E.SURRENDER)
+                yes, _ = _answer(actions, params, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
+                if yes:
+                    return E.SURRENDER
+                refused |= 1 << E.SURRENDER
+    if legal[E.DOUBLE]:
+        yes, _ = _answer(actions, params, row, col, Q_DOUBLE, E.DOUBLE, legal, refused, count)
+        if yes:
+            return E.DOUBLE
+        refused |= 1 << E.DOUBLE
     if not legal[E.HIT]:
         return E.STAND
-    slot = (row * N_UP + col) * N_QUESTIONS + Q_STAND
+    stand, _ = _answer(actions, params, row, col, Q_STAND, E.STAND, legal, refused, count)
+    return E.STAND if stand else E.HIT
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _answer(actions, params, row, col, question, action, legal, refused, count):
+    """(yes, by an entry): the cell's entry for the question decides on the count; without one,
+    basic strategy does (``action`` is its first legal choice among those not refused)."""
+    slot = (row * N_UP + col) * N_QUESTIONS + question  # cell_slot, inline
     when = params[PC_WHEN + slot]
     if when != WHEN_NONE:
-        stand = _holds(when, params[PC_INDEX + slot], count)
-    else:
-        stand = _first_choice(actions[row, col], legal, refused_mask) == E.STAND
-    return E.STAND if stand else E.HIT
+        return _holds(when, params[PC_INDEX + slot], count), True
+    return _first_choice(actions[row, col], legal, refused) == action, False
 
 
 def policy_params(strategy: object, rules: object) -> np.ndarray:
@@ -218,9 +228,4 @@ def policy_params(strategy: object, rules: object) -> np.ndarray:
         out[PC_WHEN + slot] = when
         out[PC_INDEX + slot] = entry.index
         out[PC_CELL_ANY + entry.row * N_UP + entry.col] = 1.0
-    for row in range(PAIR_BASE, N_ROWS):  # a pair not split asks its total's questions
-        total = total_row_of_pair(row)
-        for col in range(N_UP):
-            if out[PC_CELL_ANY + total * N_UP + col]:
-                out[PC_CELL_ANY + row * N_UP + col] = 1.0
     return out

@@ -53,6 +53,11 @@ class CountingSystem:
             raise ValueError(
                 f"counting system {self.name!r} is declared balanced but its tags sum to {deck_sum:g} a deck"
             )
+        if not self.balanced and abs(deck_sum) <= 1e-9:
+            raise ValueError(
+                f"counting system {self.name!r} is declared unbalanced but its tags sum to 0 a deck "
+                "(balanced: true plays it on the true count)"
+            )
 
     @classmethod
     def from_mapping(cls, name: str, tags: Mapping[str, float], balanced: bool) -> CountingSystem:
@@ -296,7 +301,11 @@ class CountingStrategy:
         system = (
             self.system.name
             if SYSTEMS.get(self.system.name) == self.system
-            else {"tags": dict(zip(VALUES, self.system.tags, strict=True)), "balanced": self.system.balanced}
+            else {
+                "name": self.system.name,
+                "tags": dict(zip(VALUES, self.system.tags, strict=True)),
+                "balanced": self.system.balanced,
+            }
         )
         out: dict[str, Any] = {
             "name": self.name,
@@ -381,7 +390,7 @@ def spread_ramp(spread: str) -> tuple[tuple[float, float], ...]:
     ratio = high / low
     pairs: list[tuple[float, float]] = [(1.0, low)]
     for count in (2, 3, 4, 5):
-        bet = low * max(1.0, min(ratio, float(round(ratio / 4 * (count - 1)))))
+        bet = low * max(1.0, min(ratio, math.floor(ratio / 4 * (count - 1) + 0.5)))  # halves round up
         if count == 5:
             bet = high
         if bet != pairs[-1][1]:
