@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from . import engine as E
-from .strategy import N_ROWS, N_UP, hand_row, table_cell, table_decision
+from .strategy import N_ROWS, N_UP, hand_row, table_cell, table_play
 
 # the four questions of a cell, in the order they are asked
 Q_SURRENDER, Q_SPLIT, Q_DOUBLE, Q_STAND = range(4)
@@ -108,13 +108,10 @@ def tag_sum(params, shoe, start, end):
 @njit(cache=True, _nrt=False, forceinline=True)
 def ramp_bet(params, count):
     """The bet of the last ramp pair whose count is <= ``count`` (the first pair's below them all)."""
-    bet = params[PC_RAMP + 1]
-    for i in range(1, int(params[PC_RAMP_N])):
-        if params[PC_RAMP + 2 * i] <= count:
-            bet = params[PC_RAMP + 2 * i + 1]
-        else:
-            break
-    return bet
+    last = 0  # the counts increase: the pairs at or below the count are a prefix
+    for i in range(1, int(params[PC_RAMP_N])):  # no early exit: a count-dependent branch mispredicts
+        last += params[PC_RAMP + 2 * i] <= count
+    return params[PC_RAMP + 2 * last + 1]
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -146,8 +143,8 @@ def count_decision(actions, insurance, params, st, hands, shoe, mask):
         return E.STAND
     row, col, split_legal = table_cell(st, hands)
     if params[PC_CELL_ANY + row * N_UP + col] == 0.0:
-        return table_decision(actions, insurance, st, hands)
-    count = decision_count(params, st, shoe)
+        return table_play(actions, st, hands, row, col, split_legal)
+    count = np.nan  # counted when an entry first needs it
     h = st[E.S_CUR]
     legal = mask  # scratch: legality of the five play actions
     legal[E.STAND] = True
@@ -157,12 +154,14 @@ def count_decision(actions, insurance, params, st, hands, shoe, mask):
     legal[E.SURRENDER] = E.can_surrender(st, hands, h)
     refused = 0  # bit per action refused so far
     if legal[E.SURRENDER]:
-        yes, surrender_entry = _answer(actions, params, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
+        yes, surrender_entry, count = _answer(
+            actions, params, st, shoe, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count
+        )
         if yes:
             return E.SURRENDER
         refused |= 1 << E.SURRENDER
     if split_legal:
-        yes, split_entry = _answer(actions, params, row, col, Q_SPLIT, E.SPLIT, legal, refused, count)
+        yes, split_entry, count = _answer(actions, params, st, shoe, row, col, Q_SPLIT, E.SPLIT, legal, refused, count)
         if yes:
             return E.SPLIT
         refused |= 1 << E.SPLIT
@@ -172,30 +171,35 @@ def count_decision(actions, insurance, params, st, hands, shoe, mask):
             row = hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), 0, False)
             if legal[E.SURRENDER] and not surrender_entry:  # that cell's own surrender answer
                 refused &= ~(1 << E.SURRENDER)
-                yes, _ = _answer(actions, params, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
+                yes, _, count = _answer(
+                    actions, params, st, shoe, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count
+                )
                 if yes:
                     return E.SURRENDER
                 refused |= 1 << E.SURRENDER
     if legal[E.DOUBLE]:
-        yes, _ = _answer(actions, params, row, col, Q_DOUBLE, E.DOUBLE, legal, refused, count)
+        yes, _, count = _answer(actions, params, st, shoe, row, col, Q_DOUBLE, E.DOUBLE, legal, refused, count)
         if yes:
             return E.DOUBLE
         refused |= 1 << E.DOUBLE
     if not legal[E.HIT]:
         return E.STAND
-    stand, _ = _answer(actions, params, row, col, Q_STAND, E.STAND, legal, refused, count)
+    stand, _, _ = _answer(actions, params, st, shoe, row, col, Q_STAND, E.STAND, legal, refused, count)
     return E.STAND if stand else E.HIT
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _answer(actions, params, row, col, question, action, legal, refused, count):
-    """(yes, by an entry): the cell's entry for the question decides on the count; without one,
-    basic strategy does (``action`` is its first legal choice among those not refused)."""
+def _answer(actions, params, st, shoe, row, col, question, action, legal, refused, count):
+    """(yes, by an entry, the count): the cell's entry for the question decides on the count
+    (counted now if ``count`` is still NaN); without one, basic strategy does (``action`` is its
+    first legal choice among those not refused)."""
     slot = (row * N_UP + col) * N_QUESTIONS + question  # cell_slot, inline
     when = params[PC_WHEN + slot]
     if when != WHEN_NONE:
-        return _holds(when, params[PC_INDEX + slot], count), True
-    return _first_choice(actions[row, col], legal, refused) == action, False
+        if np.isnan(count):
+            count = decision_count(params, st, shoe)
+        return _holds(when, params[PC_INDEX + slot], count), True, count
+    return _first_choice(actions[row, col], legal, refused) == action, False, count
 
 
 def policy_params(strategy: object, rules: object) -> np.ndarray:

@@ -63,10 +63,9 @@ N_DIFF = 3
 #: Whole true counts (floored) kept apart; the tails are pooled into the end buckets.
 TC_LOW, TC_HIGH = -6, 10
 N_TC = TC_HIGH - TC_LOW + 1
-# per true-count bucket: rounds, rounds played, bets, result per unit bet and its square (played
-# rounds), result in units
-TB_ROUNDS, TB_PLAYED, TB_BET, TB_UNIT, TB_UNIT_SQ, TB_SUM = range(6)
-N_TB = 6
+# per true-count bucket: rounds, rounds played, bets, result per unit bet and its square (played rounds)
+TB_ROUNDS, TB_PLAYED, TB_BET, TB_UNIT, TB_UNIT_SQ = range(5)
+N_TB = 5
 
 
 @njit(cache=True, _nrt=False)
@@ -238,7 +237,6 @@ def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats
                     out[bucket + TB_BET] += bet
                     out[bucket + TB_UNIT] += unit
                     out[bucket + TB_UNIT_SQ] += unit * unit
-                    out[bucket + TB_SUM] += reward
             st[active_slot] = 1
             if p == 0:
                 first = reward

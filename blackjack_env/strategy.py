@@ -237,8 +237,14 @@ def table_decision(actions, insurance, st, hands):
         return E.INSURANCE if insurance[st[E.S_NATURAL]] else E.NO_INSURANCE
     if phase != E.P_PLAY:
         return E.STAND
-    h = st[E.S_CUR]
     row, col, split_legal = table_cell(st, hands)
+    return table_play(actions, st, hands, row, col, split_legal)
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def table_play(actions, st, hands, row, col, split_legal):
+    """The first legal action of a cell's preference list for the current hand."""
+    h = st[E.S_CUR]
     for k in range(N_PLAY):
         action = actions[row, col, k]
         if action == E.STAND:
