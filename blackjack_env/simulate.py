@@ -63,8 +63,8 @@ N_DIFF = 3
 #: Whole true counts (floored) kept apart; the tails are pooled into the end buckets.
 TC_LOW, TC_HIGH = -6, 10
 N_TC = TC_HIGH - TC_LOW + 1
-# per true-count bucket: rounds, rounds played, bets, result per unit bet and its square (played rounds)
-TB_ROUNDS, TB_PLAYED, TB_BET, TB_UNIT, TB_UNIT_SQ = range(5)
+# per true-count bucket: rounds, rounds sat out, bets, result per unit bet and its square (played rounds)
+TB_ROUNDS, TB_SAT_OUT, TB_BET, TB_UNIT, TB_UNIT_SQ = range(5)
 N_TB = 5
 
 
@@ -137,6 +137,7 @@ def _carry_counts(params, st, shoe, n_policies, due, recount, running, counts):
         else:
             running[p] += CP.tag_sum(prm, shoe, st[E.S_ROUND_START], pos)
         prm[CP.PC_RUNNING] = running[p]  # the decisions carry it on through the round
+        prm[CP.PC_CARRIED] = 1.0
         if prm[CP.PC_BALANCED] == 0.0:
             counts[p] = running[p]
         elif due:
@@ -160,6 +161,18 @@ def _count_bet(params, st, policy, count, due, exited, out, tc_base):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out):
+    """The kernel for tables and random play: ``_play_chunk`` with the counting code compiled out."""
+    _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, False)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def simulate_counting_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out):
+    """The kernel when a counting strategy plays (bets by its count, index plays)."""
+    _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, True)
+
+
+@njit(cache=True, nogil=True, _nrt=False, forceinline=True)
+def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, counting):
     """Play n_rounds from a fresh shoe with every policy on the same cards; accumulate into out.
 
     kinds int64[P + 1], actions int64[P + 1, 38, 10, 5], insurance bool[P + 1, 2], params
@@ -198,7 +211,8 @@ def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats
     for _ in range(n_rounds):
         cut = st[E.S_CUT]
         due = cut == 0 or st[E.S_SHOE_POS] >= cut or st[E.S_FORCE_SHUFFLE] != 0
-        _carry_counts(params, st, shoe, n_policies, due, recount, running, counts)
+        if counting:
+            _carry_counts(params, st, shoe, n_policies, due, recount, running, counts)
         recount = False
         for k in range(4):
             saved_rng[k] = st[E.S_RNG + k]
@@ -219,13 +233,16 @@ def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats
             st[E.seat_slot(seat, E.SEAT_POLICY)] = p
             bet = 1.0
             bucket = -1
-            if params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (every one has a ramp)
+            if counting and params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (every one has a ramp)
                 bet, bucket = _count_bet(params[p], st, p, counts[p], due, exited, out, _tc_base(n_policies, p))
                 # a round not replayed (the shoe ran out in an earlier policy's) starts after that
                 # policy's cards: the carried count no longer holds, recount at decisions
-                params[p, CP.PC_CARRIED] = p == 0 or replay
-                st[active_slot] = bet > 0.0
-            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, params, mask, rngs)
+                if p > 0 and not replay:
+                    params[p, CP.PC_CARRIED] = 0.0  # back on at the next round's carry
+                if bet == 0.0:
+                    st[active_slot] = 0
+                    out[bucket + TB_SAT_OUT] += 1
+            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, params, mask, rngs, counting)
             st[E.S_FIXED_END] = 0
             reward = 0.0
             if bet > 0.0:
@@ -233,11 +250,10 @@ def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats
                 reward = bet * unit
                 _record(out, OUT_STATS + p * N_STATS, st, hands, seat, bet, reward)
                 if bucket >= 0:
-                    out[bucket + TB_PLAYED] += 1
                     out[bucket + TB_BET] += bet
                     out[bucket + TB_UNIT] += unit
                     out[bucket + TB_UNIT_SQ] += unit * unit
-            st[active_slot] = 1
+            st[active_slot] = 1  # (cheaper than a branch on whether it sat out)
             if p == 0:
                 first = reward
                 start = st[E.S_ROUND_START]
@@ -353,7 +369,8 @@ def run_chunk(
     actions = np.ascontiguousarray(np.stack([a for a, _ in arrays]))
     insurance = np.ascontiguousarray(np.stack([i for _, i in arrays]))
     params = np.ascontiguousarray(np.stack([policy.count_params() for policy in seated]))
-    simulate_chunk(rules_array, kinds, actions, insurance, params, words, rounds, table.seats, table.seat, work, out)
+    kernel = simulate_counting_chunk if any(p.counting is not None for p in seated) else simulate_chunk
+    kernel(rules_array, kinds, actions, insurance, params, words, rounds, table.seats, table.seat, work, out)
     return out
 
 
@@ -428,7 +445,7 @@ class SimulationResult:
         out = []
         for i, b in enumerate(buckets):
             count = TC_LOW + i
-            played = int(b[TB_PLAYED])
+            played = int(b[TB_ROUNDS] - b[TB_SAT_OUT])
             ev = float(b[TB_UNIT] / played) if played else math.nan
             half = Z95 * _stderr(b[TB_UNIT], b[TB_UNIT_SQ], played) if played else math.nan
             out.append(

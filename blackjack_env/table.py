@@ -32,23 +32,24 @@ def driver_policies(kind: int, table: StrategyTable | None) -> tuple[np.ndarray,
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def policy_decision(kind, actions, insurance, params, st, hands, shoe, mask, prng):
+def policy_decision(kind, actions, insurance, params, st, hands, shoe, mask, prng, counting):
     """The acting seat's action under a policy: its table's choice, a counting strategy's (its
     ``params``, see ``count_policy``), or a uniform legal one."""
     if kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands)
-    if kind == POLICY_COUNT:
+    if counting and kind == POLICY_COUNT:  # a compile-time constant where it inlines
         return count_decision(actions, insurance, params, st, hands, shoe, mask)
     E.legal_mask(st, hands, mask)
     return E.uniform_legal(prng, 0, mask, E.N_ACTIONS)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, params, mask, prngs):
+def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, params, mask, prngs, counting):
     """Deal a round (``action`` < 0) or apply the stop seat's ``action``, then let the seats'
     policies act (seat s plays policy ``st[seat_slot(s, SEAT_POLICY)]``) until ``stop_seat``
     must decide or the round is over. One call site each of ``start_round`` and ``step_round``,
-    so both inline once."""
+    so both inline once. ``counting`` (a constant at each call site) compiles counting
+    strategies' play in or out: code that never meets one does not carry it."""
     if action < 0:
         E.start_round(st, hands, shoe, res)
     while True:
@@ -57,7 +58,9 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
         if st[E.S_PHASE] == E.P_OVER or st[E.S_SEAT] == stop_seat:
             return
         p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
-        action = policy_decision(kinds[p], actions[p], insurance[p], params[p], st, hands, shoe, mask, prngs[p])
+        action = policy_decision(
+            kinds[p], actions[p], insurance[p], params[p], st, hands, shoe, mask, prngs[p], counting
+        )
 
 
 @njit(cache=True, _nrt=False)
@@ -82,7 +85,7 @@ def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, action
         if not playing:
             stop = NO_SEAT  # the round is played by the others alone
         action = -1
-    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, params, mask, prngs)
+    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, params, mask, prngs, False)
     reward = 0.0
     over = st[E.S_PHASE] == E.P_OVER
     if over and st[E.seat_slot(agent, E.SEAT_ACTIVE)]:
