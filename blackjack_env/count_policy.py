@@ -144,6 +144,13 @@ def count_decision(actions, insurance, params, st, hands, shoe, mask):
     row, col, split_legal = table_cell(st, hands)
     if params[PC_CELL_ANY + row * N_UP + col] == 0.0:
         return table_play(actions, st, hands, row, col, split_legal)
+    return _indexed_play(actions, params, st, hands, shoe, mask, row, col, split_legal)
+
+
+@njit(cache=True, _nrt=False)
+def _indexed_play(actions, params, st, hands, shoe, mask, row, col, split_legal):
+    """The questions of a cell with index entries (out of line: about one decision in six, and the
+    hot loop stays small)."""
     count = np.nan  # counted when an entry first needs it
     h = st[E.S_CUR]
     legal = mask  # scratch: legality of the five play actions
