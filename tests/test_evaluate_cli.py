@@ -182,3 +182,57 @@ def test_a_warm_kernel_is_not_reported_as_compiling(capsys: pytest.CaptureFixtur
     assert main(["--rounds", "3000", "--no-progress"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and "3,000 rounds in" in out
+
+
+COUNTING_KEYS = (
+    "sd", "avg_bet", "advantage", "win_per_100", "sd_per_100", "di", "score", "n0", "rounds_per_shoe", "by_true_count",
+)  # fmt: skip
+
+
+def test_a_counter_wins_with_the_contracts_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    """The must-show game at 4e6 rounds: Hi-Lo with I18 + Fab 4 and a 1-8 spread, 6D H17 DAS LS cut
+    at 75%, wins with a CI clear of 0 (the 1e9-round figures are in the README), and every counter's
+    figure follows from ev and sd as the contract defines it."""
+    report = run_json(
+        capsys, "--policy", "hilo-i18-fab4", "--spread", "1-8", "--set", "penetration=0.75",
+        "--rounds", "4e6", "--seed", "1", "--workers", "2", "--bankroll", "1000",
+    )  # fmt: skip
+    for key in (*COUNTING_KEYS, "ror", "bankroll"):
+        assert key in report, key
+    ev, sd = report["ev"], report["sd"]
+    assert report["ci95"][0] > 0
+    assert report["avg_bet"] > 1.2 and report["advantage"] == pytest.approx(ev / report["avg_bet"])
+    assert report["win_per_100"] == pytest.approx(100 * ev) and report["sd_per_100"] == pytest.approx(10 * sd)
+    assert report["di"] == pytest.approx(1000 * ev / sd) and report["score"] == pytest.approx(report["di"] ** 2)
+    assert report["n0"] == pytest.approx(sd**2 / ev**2)
+    assert report["ror"] == pytest.approx(np.exp(-2 * 1000 * ev / sd**2))
+    assert 40 < report["rounds_per_shoe"] < 47  # 234 cards dealt before the cut, about 5.4 a round
+    buckets = report["by_true_count"]
+    assert [b["true_count"] for b in buckets] == list(range(-6, 11))
+    assert sum(b["share"] for b in buckets) == pytest.approx(1.0)
+    assert [b["avg_bet"] for b in buckets if 2 <= b["true_count"] <= 6] == [2, 4, 6, 8, 8]
+    high, low = buckets[-1], buckets[0]
+    assert high["ev_per_unit_bet"] > 0 > low["ev_per_unit_bet"]  # the count predicts the edge
+
+
+def test_basic_strategy_reports_no_true_count_and_flat_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    report = run_json(capsys, "--policy", "basic", "--rounds", "1e5", "--seed", "2", "--workers", "1")
+    assert report["by_true_count"] is None and "ror" not in report
+    assert report["avg_bet"] == 1.0 and report["advantage"] == pytest.approx(report["ev"])
+    assert report["score"] == pytest.approx(report["di"] * abs(report["di"]))  # signed, as the EV
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--policy", "hilo"], "needs a shoe dealt to a cut card"),
+        (["--policy", "hilo", "--set", "penetration=0.7", "--set", "decks=0"], "needs a finite shoe"),
+        (["--policy", "basic", "--spread", "1-8"], "--spread needs a counting strategy"),
+        (["--policy", "hilo", "--set", "penetration=0.7", "--spread", "8-1"], "--spread must be MIN-MAX"),
+        (["--policy", "nosuch-system.json"], "no such file"),
+    ],
+)
+def test_bad_counting_runs_are_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    assert main([*args, "--rounds", "1000", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
