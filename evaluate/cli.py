@@ -37,7 +37,7 @@ from .runner import RunOutcome, interval, simulate
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="blackjack-evaluate",
-        description="Simulate a policy and report its EV per initial bet with a 95%% confidence interval.",
+        description="Simulate a policy and report its EV per initial bet with a 95% confidence interval.",
     )
     add_simulation_arguments(parser)
     parser.add_argument("--baseline", default=None, help="compare with this policy on identical cards (e.g. basic)")
