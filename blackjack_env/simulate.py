@@ -147,7 +147,7 @@ def _carry_counts(params, st, shoe, n_policies, due, recount, running, counts):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _count_bet(params, st, policy, count, due, exited, out, tc_base):
+def _count_bet(params, st, policy, count, due, exited, tc_base):
     """A counting policy's bet for the coming round from its true count, its exit rule, and the
     round's true-count bucket."""
     shoe_id = st[E.S_SHUFFLES] + due
@@ -155,7 +155,6 @@ def _count_bet(params, st, policy, count, due, exited, out, tc_base):
         exited[policy] = shoe_id
     bet = 0.0 if exited[policy] == shoe_id else CP.ramp_bet(params, count)
     bucket = min(max(math.floor(count), TC_LOW), TC_HIGH) - TC_LOW
-    out[tc_base + bucket * N_TB + TB_ROUNDS] += 1
     return bet, tc_base + bucket * N_TB
 
 
@@ -234,25 +233,29 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
             bet = 1.0
             bucket = -1
             if counting and params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (every one has a ramp)
-                bet, bucket = _count_bet(params[p], st, p, counts[p], due, exited, out, _tc_base(n_policies, p))
+                bet, bucket = _count_bet(params[p], st, p, counts[p], due, exited, _tc_base(n_policies, p))
                 # a round not replayed (the shoe ran out in an earlier policy's) starts after that
                 # policy's cards: the carried count no longer holds, recount at decisions
                 if p > 0 and not replay:
                     params[p, CP.PC_CARRIED] = 0.0  # back on at the next round's carry
                 if bet == 0.0:
                     st[active_slot] = 0
-                    out[bucket + TB_SAT_OUT] += 1
             play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, params, mask, rngs, counting)
             st[E.S_FIXED_END] = 0
             reward = 0.0
+            unit = 0.0
             if bet > 0.0:
                 unit = res[reward_slot]
                 reward = bet * unit
                 _record(out, OUT_STATS + p * N_STATS, st, hands, seat, bet, reward)
-                if bucket >= 0:
+            if bucket >= 0:  # the round's true-count bucket, in one place after the round
+                out[bucket + TB_ROUNDS] += 1
+                if bet > 0.0:
                     out[bucket + TB_BET] += bet
                     out[bucket + TB_UNIT] += unit
                     out[bucket + TB_UNIT_SQ] += unit * unit
+                else:
+                    out[bucket + TB_SAT_OUT] += 1
             st[active_slot] = 1  # (cheaper than a branch on whether it sat out)
             if p == 0:
                 first = reward
