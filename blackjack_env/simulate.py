@@ -161,13 +161,13 @@ def _count_bet(params, st, policy, count, due, exited, tc_base):
 @njit(cache=True, nogil=True, _nrt=False)
 def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out):
     """The kernel for tables and random play: ``_play_chunk`` with the counting code compiled out."""
-    _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, False)
+    _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, None)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def simulate_counting_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out):
     """The kernel when a counting strategy plays (bets by its count, index plays)."""
-    _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, True)
+    _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, params)
 
 
 @njit(cache=True, nogil=True, _nrt=False, forceinline=True)
@@ -210,7 +210,7 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
     for _ in range(n_rounds):
         cut = st[E.S_CUT]
         due = cut == 0 or st[E.S_SHOE_POS] >= cut or st[E.S_FORCE_SHUFFLE] != 0
-        if counting:
+        if counting is not None:
             _carry_counts(params, st, shoe, n_policies, due, recount, running, counts)
         recount = False
         for k in range(4):
@@ -232,7 +232,7 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
             st[E.seat_slot(seat, E.SEAT_POLICY)] = p
             bet = 1.0
             bucket = -1
-            if counting and params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (every one has a ramp)
+            if counting is not None and params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (all have a ramp)
                 bet, bucket = _count_bet(params[p], st, p, counts[p], due, exited, _tc_base(n_policies, p))
                 # a round not replayed (the shoe ran out in an earlier policy's) starts after that
                 # policy's cards: the carried count no longer holds, recount at decisions

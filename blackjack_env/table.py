@@ -37,7 +37,7 @@ def policy_decision(kind, actions, insurance, params, st, hands, shoe, mask, prn
     ``params``, see ``count_policy``), or a uniform legal one."""
     if kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands)
-    if counting and kind == POLICY_COUNT:  # a compile-time constant where it inlines
+    if counting is not None and kind == POLICY_COUNT:  # None: numba prunes counting's play
         return count_decision(actions, insurance, params, st, hands, shoe, mask)
     E.legal_mask(st, hands, mask)
     return E.uniform_legal(prng, 0, mask, E.N_ACTIONS)
@@ -48,8 +48,8 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
     """Deal a round (``action`` < 0) or apply the stop seat's ``action``, then let the seats'
     policies act (seat s plays policy ``st[seat_slot(s, SEAT_POLICY)]``) until ``stop_seat``
     must decide or the round is over. One call site each of ``start_round`` and ``step_round``,
-    so both inline once. ``counting`` (a constant at each call site) compiles counting
-    strategies' play in or out: code that never meets one does not carry it."""
+    so both inline once. ``counting`` is None where no counting strategy plays (the envs, the
+    table-policy kernel): numba then prunes their play at compile time; else any array."""
     if action < 0:
         E.start_round(st, hands, shoe, res)
     while True:
@@ -85,7 +85,7 @@ def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, action
         if not playing:
             stop = NO_SEAT  # the round is played by the others alone
         action = -1
-    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, params, mask, prngs, False)
+    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, params, mask, prngs, None)
     reward = 0.0
     over = st[E.S_PHASE] == E.P_OVER
     if over and st[E.seat_slot(agent, E.SEAT_ACTIVE)]:
