@@ -34,11 +34,14 @@ def driver_policies(kind: int, table: StrategyTable | None) -> tuple[np.ndarray,
 @njit(cache=True, _nrt=False, forceinline=True)
 def policy_decision(kind, actions, insurance, params, st, hands, shoe, mask, prng, counting):
     """The acting seat's action under a policy: its table's choice, a counting strategy's (its
-    ``params``, see ``count_policy``), or a uniform legal one."""
-    if kind == POLICY_TABLE:
+    ``params``, see ``count_policy``), or a uniform legal one. Where counting strategies play
+    (``counting`` not None) a table plays through ``count_decision`` too: with no entries it is
+    the table's choice, and the kernel holds one copy of that code instead of two."""
+    if counting is not None:  # None: numba prunes this branch at compile time
+        if kind != POLICY_RANDOM:
+            return count_decision(actions, insurance, params, st, hands, shoe, mask)
+    elif kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands)
-    if counting is not None and kind == POLICY_COUNT:  # None: numba prunes counting's play
-        return count_decision(actions, insurance, params, st, hands, shoe, mask)
     E.legal_mask(st, hands, mask)
     return E.uniform_legal(prng, 0, mask, E.N_ACTIONS)
 
