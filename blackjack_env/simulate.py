@@ -1,8 +1,12 @@
 """Compiled batch simulation: many rounds per call with no Python in the loop.
 
 The kernels play whole rounds with the engine's own functions through the table driver
-(``table.play_until``), choosing actions with a strategy table (``table_decision``) or uniformly
-among the legal ones. The evaluated policy sits in one seat of a table (:class:`Table`); the other
+(``table.play_until``), choosing actions with a strategy table (``table_decision``), uniformly
+among the legal ones, or by a counting strategy (``count_policy``: its bet ramp before each round,
+its index plays, its exit rule, and the rounds' statistics by true count). One kernel source is
+compiled twice: ``simulate_chunk`` with the counting code pruned out (tables and random play run as
+fast as before counting existed), ``simulate_counting_chunk`` with it. The evaluated policy sits in
+one seat of a table (:class:`Table`); the other
 seats play their own policy (basic strategy, as the runner sets them) in the same kernel, and a
 shoe with a cut card carries on from round to round. Work is split into fixed chunks, each seeded by
 ``SeedSequence(seed).spawn``, so a seed gives the same result on one core or many, locally
