@@ -139,3 +139,24 @@ def test_outcome_rates_are_consistent() -> None:
     assert rates["insurance"] == 0.0  # basic strategy never insures
     assert 0 < rates["surrender"] < rates["double"]
     assert len(run.result.totals) == out_size(1)
+
+
+KERNEL_RULES = [Rules(penetration=0.75), Rules(decks=2, peek=False, surrender="early", penetration=0.9)]
+
+
+@pytest.mark.parametrize("rules", KERNEL_RULES)
+def test_the_counting_kernel_plays_tables_and_random_play_exactly_as_the_table_kernel(
+    rules: Rules, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One kernel source is compiled twice (counting pruned out of ``simulate_chunk``); with no
+    counting strategy seated both must give every statistic bit for bit, paired runs and other
+    seats included."""
+    import blackjack_env.simulate as simulate_module
+
+    basic = Policy.from_table(solve(rules).table)
+    policies, table = [basic, Policy.random()], Table(3, 1, basic)
+    words = chunk_words(7, 1, len(policies))[0]
+    table_kernel = run_chunk(rules.to_array(), policies, words, table, 20_000)
+    monkeypatch.setattr(simulate_module, "simulate_chunk", simulate_module.simulate_counting_chunk)
+    counting_kernel = run_chunk(rules.to_array(), policies, words, table, 20_000)
+    np.testing.assert_array_equal(table_kernel, counting_kernel)
