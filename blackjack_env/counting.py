@@ -290,10 +290,6 @@ class CountingStrategy:
         """Whether it ever sits a round out (a 0 bet or an exit rule): that needs other seats."""
         return self.exit_below is not None or any(bet == 0 for _, bet in self.ramp)
 
-    @property
-    def max_bet(self) -> float:
-        return max(bet for _, bet in self.ramp)
-
     def with_ramp(self, ramp: Sequence[tuple[float, float]]) -> CountingStrategy:
         return replace(self, ramp=_ramp([list(p) for p in ramp]))
 

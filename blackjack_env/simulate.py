@@ -309,8 +309,7 @@ class Policy:
                 f"counting strategy {strategy.name!r} needs a shoe dealt to a cut card; "
                 "the rules shuffle every round (set penetration, e.g. --set penetration=0.75)"
             )
-        kind = POLICY_COUNT if strategy.indices else POLICY_TABLE  # no index: the table plays every hand
-        return cls(kind, basic, strategy.name, strategy, CP.policy_params(strategy, rules))
+        return cls(POLICY_COUNT, basic, strategy.name, strategy, CP.policy_params(strategy, rules))
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         if self.table is None:

@@ -138,21 +138,16 @@ def exact_ev(policy_spec: str, rules: Rules) -> float:
     return float(solve(rules).evaluate(policy.table))
 
 
-def _spread_for(spec: str, spread: str | None, rules: Rules) -> str | None:
-    """--spread applies to every counting strategy of the run (policy and baseline alike); it is
-    an error only when no policy of the run counts."""
-    return spread if spread is not None and is_counting(spec, rules) else None
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rules = rules_from_args(args)
     table = table_from_args(args, rules)
-    if args.spread is not None and not any(spec and is_counting(spec, rules) for spec in (args.policy, args.baseline)):
+    specs = [args.policy, *([args.baseline] if args.baseline else [])]
+    counting = {spec: is_counting(spec, rules) for spec in specs}
+    if args.spread is not None and not any(counting.values()):
         raise CliError(f"--spread needs a counting strategy as --policy or --baseline; {args.policy!r} is not one")
-    policy = load_policy(args.policy, rules, _spread_for(args.policy, args.spread, rules))
-    baseline = None
-    if args.baseline:
-        baseline = load_policy(args.baseline, rules, _spread_for(args.baseline, args.spread, rules))
+    # --spread applies to every counting strategy of the run, policy and baseline alike
+    policy, *rest = (load_policy(spec, rules, args.spread if counting[spec] else None) for spec in specs)
+    baseline = rest[0] if rest else None
     progress_bar = None
     if not args.no_progress and sys.stderr.isatty():
         from tqdm import tqdm
