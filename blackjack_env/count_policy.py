@@ -5,8 +5,8 @@ The table driver (``table.policy_decision``) plays a ``POLICY_COUNT`` seat with
 of ``params`` laid out by the ``PC_*`` offsets below (built by :func:`policy_params` from a
 :class:`blackjack_env.counting.CountingStrategy`). The cards seen are the full shoe less the
 shoe's remaining cards (the engine's ``S_COUNTS``) less a hole card still face down
-(:func:`true_count`); the simulator carries the running count on from round to round instead
-(``PC_RUNNING``, :func:`decision_count`), which gives the same counts for less work.
+(:func:`true_count`), derived afresh from the shoe at every bet and decision: thirteen products
+in short chains, which cost less than carrying a count on from card to card.
 
 How a decision is made (the issue's fixed order): surrender?, split?, double?, then stand or hit;
 the first "yes" is played. A question with an index entry in the cell is answered by the entry's
@@ -42,9 +42,8 @@ PC_INS_WHEN = 18  # insurance entry: WHEN_*
 PC_INS_INDEX = 19
 PC_RAMP_N = 20  # ramp pairs
 PC_RAMP = 21  # MAX_RAMP (true count, bet) pairs
-PC_CARRIED = PC_RAMP + 2 * MAX_RAMP  # 1 while the simulator carries the running count (PC_RUNNING)
-PC_RUNNING = PC_CARRIED + 1  # the running count before this round's first card (simulator scratch)
-PC_CELL_ANY = PC_RUNNING + 1  # per cell: 1 when the cell's play may depend on the count
+PC_ALL_SEEN = PC_RAMP + 2 * MAX_RAMP  # the running count once every card of the shoe is seen
+PC_CELL_ANY = PC_ALL_SEEN + 1  # per cell: 1 when the cell's play may depend on the count
 PC_WHEN = PC_CELL_ANY + N_ROWS * N_UP  # per cell and question: WHEN_*
 PC_INDEX = PC_WHEN + N_ROWS * N_UP * N_QUESTIONS  # per cell and question: the index
 N_PARAMS = PC_INDEX + N_ROWS * N_UP * N_QUESTIONS
@@ -57,14 +56,19 @@ def cell_slot(row: int, col: int, question: int) -> int:
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def running_count(params, st):
-    """The running count of every card seen so far: the full shoe less the shoe's remaining
-    cards less a hole card still face down."""
-    decks = st[E.S_RULES + E.R_DECKS]
-    hole = st[E.S_DEALER + 1] if st[E.S_HOLE_HIDDEN] else 0
-    running = params[PC_INITIAL]
-    for code in range(1, 14):
-        running += params[PC_TAGS + code] * (4 * decks - st[E.S_COUNTS + code] - (code == hole))
-    return running
+    """The running count of every card seen so far: the count with every card seen less the tags
+    of the unseen ones (the shoe's remaining cards, a hole card still face down). A fixed sum over
+    the 13 ranks in four short chains, with no loop over the cards dealt."""
+    s0 = s1 = s2 = s3 = 0.0
+    for code in range(1, 13, 4):
+        s0 += params[PC_TAGS + code] * st[E.S_COUNTS + code]
+        s1 += params[PC_TAGS + code + 1] * st[E.S_COUNTS + code + 1]
+        s2 += params[PC_TAGS + code + 2] * st[E.S_COUNTS + code + 2]
+        s3 += params[PC_TAGS + code + 3] * st[E.S_COUNTS + code + 3]
+    unseen = (s0 + s1) + (s2 + s3) + params[PC_TAGS + 13] * st[E.S_COUNTS + 13]
+    if st[E.S_HOLE_HIDDEN]:
+        unseen += params[PC_TAGS + st[E.S_DEALER + 1]]
+    return params[PC_ALL_SEEN] - unseen
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -74,35 +78,8 @@ def true_count(params, st):
     running = running_count(params, st)
     if params[PC_BALANCED] == 0.0:
         return running
-    unseen = st[E.S_HOLE_HIDDEN] != 0
-    for code in range(1, 14):
-        unseen += st[E.S_COUNTS + code]
+    unseen = st[E.S_SHOE_LEN] - st[E.S_SHOE_POS] + (st[E.S_HOLE_HIDDEN] != 0)
     return running * 52.0 / max(unseen, 1)
-
-
-@njit(cache=True, _nrt=False, forceinline=True)
-def decision_count(params, st, shoe):
-    """``true_count`` at a decision; where the simulator carries the running count from round to
-    round (``PC_CARRIED``) it only adds this round's cards seen so far (cheaper than recounting)."""
-    if params[PC_CARRIED] == 0.0 or st[E.S_MID_SHUFFLE] != 0:
-        return true_count(params, st)
-    pos = st[E.S_SHOE_POS]
-    hidden = st[E.S_HOLE_HIDDEN] != 0
-    running = params[PC_RUNNING] + tag_sum(params, shoe, st[E.S_ROUND_START], pos)
-    if hidden:
-        running -= params[PC_TAGS + st[E.S_DEALER + 1]]
-    if params[PC_BALANCED] == 0.0:
-        return running
-    return running * 52.0 / max(st[E.S_SHOE_LEN] - pos + hidden, 1)
-
-
-@njit(cache=True, _nrt=False, forceinline=True)
-def tag_sum(params, shoe, start, end):
-    """The tags of the cards shoe[start:end] added up (a round's cards, to carry a count on)."""
-    total = 0.0
-    for i in range(start, end):
-        total += params[PC_TAGS + shoe[i]]
-    return total
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -130,27 +107,26 @@ def _first_choice(order, legal, refused):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def count_decision(actions, insurance, params, st, hands, shoe, mask):
+def count_decision(actions, insurance, params, st, hands, mask):
     """The acting seat's action under a counting strategy (see the module docstring)."""
     phase = st[E.S_PHASE]
     if phase == E.P_INSURANCE:
         when = params[PC_INS_WHEN]
         if when == WHEN_NONE:
             return E.INSURANCE if insurance[st[E.S_NATURAL]] else E.NO_INSURANCE
-        take = _holds(when, params[PC_INS_INDEX], decision_count(params, st, shoe))
+        take = _holds(when, params[PC_INS_INDEX], true_count(params, st))
         return E.INSURANCE if take else E.NO_INSURANCE
     if phase != E.P_PLAY:
         return E.STAND
     row, col, split_legal = table_cell(st, hands)
     if params[PC_CELL_ANY + row * N_UP + col] == 0.0:
         return table_play(actions, st, hands, row, col, split_legal)
-    return _indexed_play(actions, params, st, hands, shoe, mask, row, col, split_legal)
+    return _indexed_play(actions, params, st, hands, mask, row, col, split_legal)
 
 
 @njit(cache=True, _nrt=False)
-def _indexed_play(actions, params, st, hands, shoe, mask, row, col, split_legal):
-    """The questions of a cell with index entries (out of line: about one decision in six, and the
-    hot loop stays small)."""
+def _indexed_play(actions, params, st, hands, mask, row, col, split_legal):
+    """The questions of a cell with index entries (about one decision in six)."""
     count = np.nan  # counted when an entry first needs it
     h = st[E.S_CUR]
     legal = mask  # scratch: legality of the five play actions
@@ -162,13 +138,13 @@ def _indexed_play(actions, params, st, hands, shoe, mask, row, col, split_legal)
     refused = 0  # bit per action refused so far
     if legal[E.SURRENDER]:
         yes, surrender_entry, count = _answer(
-            actions, params, st, shoe, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count
+            actions, params, st, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count
         )
         if yes:
             return E.SURRENDER
         refused |= 1 << E.SURRENDER
     if split_legal:
-        yes, split_entry, count = _answer(actions, params, st, shoe, row, col, Q_SPLIT, E.SPLIT, legal, refused, count)
+        yes, split_entry, count = _answer(actions, params, st, row, col, Q_SPLIT, E.SPLIT, legal, refused, count)
         if yes:
             return E.SPLIT
         refused |= 1 << E.SPLIT
@@ -178,25 +154,23 @@ def _indexed_play(actions, params, st, hands, shoe, mask, row, col, split_legal)
             row = hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), 0, False)
             if legal[E.SURRENDER] and not surrender_entry:  # that cell's own surrender answer
                 refused &= ~(1 << E.SURRENDER)
-                yes, _, count = _answer(
-                    actions, params, st, shoe, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count
-                )
+                yes, _, count = _answer(actions, params, st, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
                 if yes:
                     return E.SURRENDER
                 refused |= 1 << E.SURRENDER
     if legal[E.DOUBLE]:
-        yes, _, count = _answer(actions, params, st, shoe, row, col, Q_DOUBLE, E.DOUBLE, legal, refused, count)
+        yes, _, count = _answer(actions, params, st, row, col, Q_DOUBLE, E.DOUBLE, legal, refused, count)
         if yes:
             return E.DOUBLE
         refused |= 1 << E.DOUBLE
     if not legal[E.HIT]:
         return E.STAND
-    stand, _, _ = _answer(actions, params, st, shoe, row, col, Q_STAND, E.STAND, legal, refused, count)
+    stand, _, _ = _answer(actions, params, st, row, col, Q_STAND, E.STAND, legal, refused, count)
     return E.STAND if stand else E.HIT
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _answer(actions, params, st, shoe, row, col, question, action, legal, refused, count):
+def _answer(actions, params, st, row, col, question, action, legal, refused, count):
     """(yes, by an entry, the count): the cell's entry for the question decides on the count
     (counted now if ``count`` is still NaN); without one, basic strategy does (``action`` is its
     first legal choice among those not refused)."""
@@ -204,7 +178,7 @@ def _answer(actions, params, st, shoe, row, col, question, action, legal, refuse
     when = params[PC_WHEN + slot]
     if when != WHEN_NONE:
         if np.isnan(count):
-            count = decision_count(params, st, shoe)
+            count = true_count(params, st)
         return _holds(when, params[PC_INDEX + slot], count), True, count
     return _first_choice(actions[row, col], legal, refused) == action, False, count
 
@@ -221,6 +195,7 @@ def policy_params(strategy: object, rules: object) -> np.ndarray:
         out[PC_TAGS + code] = tags["A" if value == 1 else str(value)]
     out[PC_INITIAL] = strategy.system.initial_running_count(rules.decks)  # type: ignore[attr-defined]
     out[PC_BALANCED] = float(strategy.system.balanced)
+    out[PC_ALL_SEEN] = out[PC_INITIAL] + 4 * rules.decks * out[PC_TAGS : PC_TAGS + 14].sum()  # type: ignore[attr-defined]
     if strategy.exit_below is not None:
         out[PC_EXIT] = 1.0
         out[PC_EXIT_BELOW] = strategy.exit_below

@@ -271,7 +271,7 @@ def seed_words(seed_sequence: np.random.SeedSequence, n_generators: int = 1) -> 
     return words
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def load_rules(st, rv):
     """Copy the rules into the table state (integer rules, and the cut card's position); a
     table not yet given its seats (``set_seats``) has one."""
@@ -315,7 +315,7 @@ def is_soft(hard, aces):
     return aces > 0 and hard + 10 <= 21
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def reset_shoe(st):
     """Gather every card back into the shoe (the lazy shuffle needs no reordering)."""
     decks = st[S_RULES + R_DECKS]
@@ -325,7 +325,7 @@ def reset_shoe(st):
     st[S_SHUFFLES] += 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _reshuffle_discards(st, shoe):
     """The shoe ran out mid-round: shuffle every card not on the table back into it.
 
@@ -366,7 +366,7 @@ def _take(st, shoe, j):
     return code
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _draw_stacked(st, shoe):
     """Deal the next stacked card (the env checked that the shoe still holds it)."""
     code = st[S_STACK + st[S_STACK_POS]]
@@ -379,7 +379,7 @@ def _draw_stacked(st, shoe):
     return _take(st, shoe, j)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _draw_special(st, shoe):
     """``draw`` when a stacked card is due, the deck is infinite, the shoe is out or replayed."""
     if st[S_STACK_POS] < st[S_STACK_LEN]:
@@ -567,7 +567,7 @@ def _switch_seat(st, s):
         _load_seat(st, s)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def set_seats(st, seats):
     """A table of ``seats`` boxes (1..MAX_SEATS, checked by the caller), every one playing
     (``SEAT_ACTIVE`` turns one off for a round)."""
@@ -660,7 +660,7 @@ def start_round(st, hands, shoe, res):
         _after_insurance(st)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _next_seat_with(st, s, field, value):
     """The first playing seat from s on whose block field equals value, else -1."""
     while s < st[S_SEATS]:
@@ -670,7 +670,7 @@ def _next_seat_with(st, s, field, value):
     return -1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _first_waiting(st, s):
     """The first playing seat from s on that did not take even money (it still plays or
     settles), else -1."""
@@ -681,7 +681,7 @@ def _first_waiting(st, s):
     return -1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _early_surrender_seat(st, s):
     """The first seat from s on that makes an early-surrender choice (any seat without a natural
     and without even money), else -1."""
@@ -739,7 +739,7 @@ def _play_from(st, hands, shoe, h):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _split(st, hands, h):
     """Move the second card of the hand in row h to a new hand after the seat's last one."""
     new = st[S_ROW0] + st[S_NUM_HANDS]
@@ -790,7 +790,7 @@ def _play_action(st, hands, shoe, action):
     return h + 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _play_seats(st, hands, shoe, s):
     """Play on from seat s, seat after seat, until a decision is due; returns True when every
     seat is done. Out of line: a lone player's round never comes here.
@@ -825,7 +825,7 @@ def _table_done(st, hands, shoe, s):
     return s >= st[S_SEATS] or _play_seats(st, hands, shoe, s)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _step_between(st, hands, shoe, action):
     """A step that is not a decision on a dealt hand: an insurance answer, a settle-only step, or
     an early-surrender choice made before the peek; returns True when the round is over. Out of
@@ -1007,7 +1007,7 @@ def finish_round(st, hands, shoe, rv, res):
 
 
 # ============================================================================= expected rewards
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _dealer_unknown(st, needs_card):
     """Whether the dealer's outcome still matters and is unseen; if so, count the unseen cards
     into st[S_UNSEEN:].
@@ -1032,7 +1032,7 @@ def _dealer_unknown(st, needs_card):
     return infinite or st[S_UNSEEN] >= MIN_UNSEEN_FOR_EXPECTED
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _expected_result(st, hands, rv, res):
     """The acting seat's net result averaged over the dealer's possible outcomes (the same
     settle), with their probabilities in res[RES_DEALER:] (``_dealer_outcomes``)."""
@@ -1047,7 +1047,7 @@ def _expected_result(st, hands, rv, res):
     return expected
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, forceinline=False)
 def _dealer_outcomes(st, res):
     """Probabilities of the dealer's outcomes from the up card, drawing from st[S_UNSEEN:].
 

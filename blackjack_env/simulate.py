@@ -124,30 +124,17 @@ def _record(out, base, st, hands, seat, bet, reward):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _carry_counts(params, st, shoe, n_policies, due, recount, running, counts):
-    """Every counting policy's true count before the coming round's first card. The running count
-    is carried on from the last round by the tags of its cards (``shoe[S_ROUND_START:S_SHOE_POS]``,
-    all seen by its end), which is cheaper than recounting the shoe; a shoe due for shuffling
-    starts afresh, and after a round that reshuffled mid-way (``recount``) the shoe is recounted."""
-    pos = st[E.S_SHOE_POS]
+def _round_counts(params, st, n_policies, due, counts):
+    """Every counting policy's true count before the coming round's first card (0 for a shoe
+    due for shuffling: nothing of it is seen yet)."""
     for p in range(n_policies):
         prm = params[p]
         if prm[CP.PC_RAMP_N] == 0.0:
             continue
         if due:
-            running[p] = prm[CP.PC_INITIAL]
-        elif recount:
-            running[p] = CP.running_count(prm, st)
+            counts[p] = prm[CP.PC_INITIAL] if prm[CP.PC_BALANCED] == 0.0 else 0.0
         else:
-            running[p] += CP.tag_sum(prm, shoe, st[E.S_ROUND_START], pos)
-        prm[CP.PC_RUNNING] = running[p]  # the decisions carry it on through the round
-        prm[CP.PC_CARRIED] = 1.0
-        if prm[CP.PC_BALANCED] == 0.0:
-            counts[p] = running[p]
-        elif due:
-            counts[p] = 0.0
-        else:
-            counts[p] = running[p] * 52.0 / max(st[E.S_SHOE_LEN] - pos, 1)
+            counts[p] = CP.true_count(prm, st)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -184,9 +171,9 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
     counting policy bets by its ramp and may sit a round out (bet 0);
     words: int64[4 (P + 1)] generator words (cards, then each evaluated policy's own randomness);
     work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 2, 4], and per policy: the shoe
-    it left (exit rule), its running count and true count), allocated by the caller;
+    it left (exit rule) and its true count before the round), allocated by the caller;
     out: float64[out_size(P)]."""
-    st, hands, shoe, res, mask, rngs, exited, running, counts = work
+    st, hands, shoe, res, mask, rngs, exited, counts = work
     n_policies = kinds.shape[0] - 1
     diff_base = OUT_STATS + n_policies * N_STATS
     decks = int(rv[E.R_DECKS])
@@ -210,13 +197,11 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
         st[E.S_RNG + k] = words[k]
         for p in range(n_policies):
             rngs[p, k] = words[4 * (p + 1) + k]
-    recount = False
     for _ in range(n_rounds):
         cut = st[E.S_CUT]
         due = cut == 0 or st[E.S_SHOE_POS] >= cut or st[E.S_FORCE_SHUFFLE] != 0
         if counting is not None:
-            _carry_counts(params, st, shoe, n_policies, due, recount, running, counts)
-        recount = False
+            _round_counts(params, st, n_policies, due, counts)
         for k in range(4):
             saved_rng[k] = st[E.S_RNG + k]
         first = 0.0
@@ -238,10 +223,6 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
             bucket = -1
             if counting is not None and params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (all have a ramp)
                 bet, bucket = _count_bet(params[p], st, p, counts[p], due, exited, _tc_base(n_policies, p))
-                # a round not replayed (the shoe ran out in an earlier policy's) starts after that
-                # policy's cards: the carried count no longer holds, recount at decisions
-                if p > 0 and not replay:
-                    params[p, CP.PC_CARRIED] = 0.0  # back on at the next round's carry
                 if bet == 0.0:
                     st[active_slot] = 0
             play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, params, mask, rngs, counting)
@@ -271,7 +252,6 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
                 out[base + 2] += 1
             if st[E.S_MID_SHUFFLE]:
                 replay = False
-                recount = True
             replay_end = max(replay_end, st[E.S_SHOE_POS])
         out[OUT_ROUNDS] += 1
     out[_shoes_slot(n_policies)] += st[E.S_SHUFFLES]  # st was cleared: the shoes begun in this chunk
@@ -366,7 +346,6 @@ def run_chunk(
         np.zeros(E.N_ACTIONS, np.bool_),
         np.zeros((n + 2, 4), np.int64),
         np.zeros(n + 1, np.int64),
-        np.zeros(n + 1, np.float64),
         np.zeros(n + 1, np.float64),
     )
     seated = [*policies, table.others or policies[0]]

@@ -416,7 +416,7 @@ def decide(env: BlackjackEnv, strategy: CountingStrategy, table: StrategyTable |
     table = table if table is not None else basic(env.rules)
     params = policy_params(strategy, env.rules)
     mask = np.zeros(E.N_ACTIONS, np.bool_)
-    action = int(count_decision(table.actions, table.insurance, params, env._st, env._hands, env._shoe, mask))
+    action = int(count_decision(table.actions, table.insurance, params, env._st, env._hands, mask))
     assert env.action_masks()[action], f"{Action(action).name} is illegal here"
     return action
 
