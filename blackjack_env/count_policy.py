@@ -54,18 +54,13 @@ def cell_slot(row: int, col: int, question: int) -> int:
     return (row * N_UP + col) * N_QUESTIONS + question
 
 
-@njit(cache=True, _nrt=False, forceinline=True)
+@njit(cache=True, _nrt=False, forceinline=True, fastmath={"reassoc"})
 def running_count(params, st):
     """The running count of every card seen so far: the count with every card seen less the tags
-    of the unseen ones (the shoe's remaining cards, a hole card still face down). A fixed sum over
-    the 13 ranks in four short chains, with no loop over the cards dealt."""
-    s0 = s1 = s2 = s3 = 0.0
-    for code in range(1, 13, 4):
-        s0 += params[PC_TAGS + code] * st[E.S_COUNTS + code]
-        s1 += params[PC_TAGS + code + 1] * st[E.S_COUNTS + code + 1]
-        s2 += params[PC_TAGS + code + 2] * st[E.S_COUNTS + code + 2]
-        s3 += params[PC_TAGS + code + 3] * st[E.S_COUNTS + code + 3]
-    unseen = (s0 + s1) + (s2 + s3) + params[PC_TAGS + 13] * st[E.S_COUNTS + 13]
+    of the unseen ones (the shoe's remaining cards, a hole card still face down)."""
+    unseen = 0.0
+    for code in range(1, 14):
+        unseen += params[PC_TAGS + code] * st[E.S_COUNTS + code]
     if st[E.S_HOLE_HIDDEN]:
         unseen += params[PC_TAGS + st[E.S_DEALER + 1]]
     return params[PC_ALL_SEEN] - unseen
