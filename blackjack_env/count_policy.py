@@ -121,8 +121,9 @@ def count_decision(actions, insurance, params, st, hands, mask):
 
 @njit(cache=True, _nrt=False)
 def _indexed_play(actions, params, st, hands, mask, row, col, split_legal):
-    """The questions of a cell with index entries (about one decision in six)."""
-    count = np.nan  # counted when an entry first needs it
+    """The questions of a cell with index entries (about one decision in six). The count is taken
+    once, up front: its one inlined copy costs less than a lazy count at each question."""
+    count = true_count(params, st)
     h = st[E.S_CUR]
     legal = mask  # scratch: legality of the five play actions
     legal[E.STAND] = True
@@ -132,14 +133,12 @@ def _indexed_play(actions, params, st, hands, mask, row, col, split_legal):
     legal[E.SURRENDER] = E.can_surrender(st, hands, h)
     refused = 0  # bit per action refused so far
     if legal[E.SURRENDER]:
-        yes, surrender_entry, count = _answer(
-            actions, params, st, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count
-        )
+        yes, surrender_entry = _answer(actions, params, st, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
         if yes:
             return E.SURRENDER
         refused |= 1 << E.SURRENDER
     if split_legal:
-        yes, split_entry, count = _answer(actions, params, st, row, col, Q_SPLIT, E.SPLIT, legal, refused, count)
+        yes, split_entry = _answer(actions, params, st, row, col, Q_SPLIT, E.SPLIT, legal, refused, count)
         if yes:
             return E.SPLIT
         refused |= 1 << E.SPLIT
@@ -149,33 +148,30 @@ def _indexed_play(actions, params, st, hands, mask, row, col, split_legal):
             row = hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), 0, False)
             if legal[E.SURRENDER] and not surrender_entry:  # that cell's own surrender answer
                 refused &= ~(1 << E.SURRENDER)
-                yes, _, count = _answer(actions, params, st, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
+                yes, _ = _answer(actions, params, st, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
                 if yes:
                     return E.SURRENDER
                 refused |= 1 << E.SURRENDER
     if legal[E.DOUBLE]:
-        yes, _, count = _answer(actions, params, st, row, col, Q_DOUBLE, E.DOUBLE, legal, refused, count)
+        yes, _ = _answer(actions, params, st, row, col, Q_DOUBLE, E.DOUBLE, legal, refused, count)
         if yes:
             return E.DOUBLE
         refused |= 1 << E.DOUBLE
     if not legal[E.HIT]:
         return E.STAND
-    stand, _, _ = _answer(actions, params, st, row, col, Q_STAND, E.STAND, legal, refused, count)
+    stand, _ = _answer(actions, params, st, row, col, Q_STAND, E.STAND, legal, refused, count)
     return E.STAND if stand else E.HIT
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _answer(actions, params, st, row, col, question, action, legal, refused, count):
-    """(yes, by an entry, the count): the cell's entry for the question decides on the count
-    (counted now if ``count`` is still NaN); without one, basic strategy does (``action`` is its
-    first legal choice among those not refused)."""
+    """(yes, by an entry): the cell's entry for the question decides on the count; without one,
+    basic strategy does (``action`` is its first legal choice among those not refused)."""
     slot = (row * N_UP + col) * N_QUESTIONS + question  # cell_slot, inline
     when = params[PC_WHEN + slot]
     if when != WHEN_NONE:
-        if np.isnan(count):
-            count = true_count(params, st)
-        return _holds(when, params[PC_INDEX + slot], count), True, count
-    return _first_choice(actions[row, col], legal, refused) == action, False, count
+        return _holds(when, params[PC_INDEX + slot], count), True
+    return _first_choice(actions[row, col], legal, refused) == action, False
 
 
 def policy_params(strategy: object, rules: object) -> np.ndarray:
