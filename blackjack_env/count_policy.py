@@ -54,17 +54,21 @@ def cell_slot(row: int, col: int, question: int) -> int:
     return (row * N_UP + col) * N_QUESTIONS + question
 
 
-@njit(cache=True, _nrt=False, forceinline=True, fastmath={"reassoc"})
+@njit(cache=True, _nrt=False, forceinline=True)
 def running_count(params, st):
     """The running count of every card seen so far: the count with every card seen less the tags
-    of the unseen ones (the shoe's remaining cards, a hole card still face down). The order of the
-    sum over the ranks is left to the compiler (``reassoc``: it vectorises), which is exact, and so
-    the same on every machine, for tags in halves, as every built-in system's are."""
-    unseen = 0.0
-    for code in range(1, 14):
-        unseen += params[PC_TAGS + code] * st[E.S_COUNTS + code]
+    of the unseen ones (the shoe's remaining cards, a hole card still face down). The ten-valued
+    ranks share a tag, so their counts are added first; the ten products are summed as a tree
+    (short dependency chains; exact for tags in halves, as every built-in system's are)."""
+    c = E.S_COUNTS
+    t = PC_TAGS
+    tens = st[c + 10] + st[c + 11] + st[c + 12] + st[c + 13]
+    low = (params[t + 1] * st[c + 1] + params[t + 2] * st[c + 2]) + (params[t + 3] * st[c + 3] + params[t + 4] * st[c + 4])
+    mid = (params[t + 5] * st[c + 5] + params[t + 6] * st[c + 6]) + (params[t + 7] * st[c + 7] + params[t + 8] * st[c + 8])
+    high = params[t + 9] * st[c + 9] + params[t + 10] * tens
+    unseen = (low + mid) + high
     if st[E.S_HOLE_HIDDEN]:
-        unseen += params[PC_TAGS + st[E.S_DEALER + 1]]
+        unseen += params[t + st[E.S_DEALER + 1]]
     return params[PC_ALL_SEEN] - unseen
 
 
