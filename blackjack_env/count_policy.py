@@ -54,6 +54,12 @@ def cell_slot(row: int, col: int, question: int) -> int:
     return (row * N_UP + col) * N_QUESTIONS + question
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _unseen_tags(params, st, code):
+    """The tags of a rank's cards still in the shoe."""
+    return params[PC_TAGS + code] * st[E.S_COUNTS + code]
+
+
 @njit(cache=True, _nrt=False, forceinline=True)
 def running_count(params, st):
     """The running count of every card seen so far: the count with every card seen less the tags
@@ -61,14 +67,16 @@ def running_count(params, st):
     ranks share a tag, so their counts are added first; the ten products are summed as a tree
     (short dependency chains; exact for tags in halves, as every built-in system's are)."""
     c = E.S_COUNTS
-    t = PC_TAGS
     tens = st[c + 10] + st[c + 11] + st[c + 12] + st[c + 13]
-    low = (params[t + 1] * st[c + 1] + params[t + 2] * st[c + 2]) + (params[t + 3] * st[c + 3] + params[t + 4] * st[c + 4])
-    mid = (params[t + 5] * st[c + 5] + params[t + 6] * st[c + 6]) + (params[t + 7] * st[c + 7] + params[t + 8] * st[c + 8])
-    high = params[t + 9] * st[c + 9] + params[t + 10] * tens
-    unseen = (low + mid) + high
+    low = (_unseen_tags(params, st, 1) + _unseen_tags(params, st, 2)) + (
+        _unseen_tags(params, st, 3) + _unseen_tags(params, st, 4)
+    )
+    mid = (_unseen_tags(params, st, 5) + _unseen_tags(params, st, 6)) + (
+        _unseen_tags(params, st, 7) + _unseen_tags(params, st, 8)
+    )
+    unseen = (low + mid) + (_unseen_tags(params, st, 9) + params[PC_TAGS + 10] * tens)
     if st[E.S_HOLE_HIDDEN]:
-        unseen += params[t + st[E.S_DEALER + 1]]
+        unseen += params[PC_TAGS + st[E.S_DEALER + 1]]
     return params[PC_ALL_SEEN] - unseen
 
 
