@@ -106,17 +106,18 @@ def _holds(when, index, count):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _first_choice(order, legal, refused):
-    """The order's first legal action not refused yet (basic strategy's answer to a question)."""
+def _first_choice(order, allowed):
+    """The order's first action among ``allowed`` (a bit per action: legal and not refused yet),
+    basic strategy's answer to a question."""
     for k in range(order.shape[0]):
         a = order[k]
-        if legal[a] and not (refused >> a) & 1:
+        if (allowed >> a) & 1:
             return a
     return E.STAND
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def count_decision(actions, insurance, params, st, hands, mask):
+def count_decision(actions, insurance, params, st, hands):
     """The acting seat's action under a counting strategy (see the module docstring)."""
     phase = st[E.S_PHASE]
     if phase == E.P_INSURANCE:
@@ -130,62 +131,61 @@ def count_decision(actions, insurance, params, st, hands, mask):
     row, col, split_legal = table_cell(st, hands)
     if params[PC_CELL_ANY + row * N_UP + col] == 0.0:
         return table_play(actions, st, hands, row, col, split_legal)
-    return _indexed_play(actions, params, st, hands, mask, row, col, split_legal)
+    return _indexed_play(actions, params, st, hands, row, col, split_legal)
 
 
 @njit(cache=True, _nrt=False)
-def _indexed_play(actions, params, st, hands, mask, row, col, split_legal):
+def _indexed_play(actions, params, st, hands, row, col, split_legal):
     """The questions of a cell with index entries (about one decision in six). The count is taken
     once, up front: its one inlined copy costs less than a lazy count at each question."""
     count = true_count(params, st)
     h = st[E.S_CUR]
-    legal = mask  # scratch: legality of the five play actions
-    legal[E.STAND] = True
-    legal[E.HIT] = not E.split_ace_locked(st, hands, h)
-    legal[E.DOUBLE] = E.can_double(st, hands, h)
-    legal[E.SPLIT] = split_legal
-    legal[E.SURRENDER] = E.can_surrender(st, hands, h)
-    refused = 0  # bit per action refused so far
-    if legal[E.SURRENDER]:
-        yes, surrender_entry = _answer(actions, params, st, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
+    can_hit = not E.split_ace_locked(st, hands, h)
+    can_double = E.can_double(st, hands, h)
+    can_surrender = E.can_surrender(st, hands, h)
+    # a bit per action still open to basic strategy's answers: legal, not refused yet
+    allowed = (1 << E.STAND) | (int(can_hit) << E.HIT) | (int(can_double) << E.DOUBLE)
+    allowed |= (int(split_legal) << E.SPLIT) | (int(can_surrender) << E.SURRENDER)
+    if can_surrender:
+        yes, surrender_entry = _answer(actions, params, row, col, Q_SURRENDER, E.SURRENDER, allowed, count)
         if yes:
             return E.SURRENDER
-        refused |= 1 << E.SURRENDER
+        allowed &= ~(1 << E.SURRENDER)
     if split_legal:
-        yes, split_entry = _answer(actions, params, st, row, col, Q_SPLIT, E.SPLIT, legal, refused, count)
+        yes, split_entry = _answer(actions, params, row, col, Q_SPLIT, E.SPLIT, allowed, count)
         if yes:
             return E.SPLIT
-        refused |= 1 << E.SPLIT
+        allowed &= ~(1 << E.SPLIT)
         if split_entry:  # an entry refused the split: the hand is played by its total's cell
             hard = hands[h, E.H_HARD]
             aces = hands[h, E.H_ACES]
             row = hand_row(E.best_total(hard, aces), E.is_soft(hard, aces), 0, False)
-            if legal[E.SURRENDER] and not surrender_entry:  # that cell's own surrender answer
-                refused &= ~(1 << E.SURRENDER)
-                yes, _ = _answer(actions, params, st, row, col, Q_SURRENDER, E.SURRENDER, legal, refused, count)
+            if can_surrender and not surrender_entry:  # that cell's own surrender answer
+                yes, _ = _answer(
+                    actions, params, row, col, Q_SURRENDER, E.SURRENDER, allowed | (1 << E.SURRENDER), count
+                )
                 if yes:
                     return E.SURRENDER
-                refused |= 1 << E.SURRENDER
-    if legal[E.DOUBLE]:
-        yes, _ = _answer(actions, params, st, row, col, Q_DOUBLE, E.DOUBLE, legal, refused, count)
+    if can_double:
+        yes, _ = _answer(actions, params, row, col, Q_DOUBLE, E.DOUBLE, allowed, count)
         if yes:
             return E.DOUBLE
-        refused |= 1 << E.DOUBLE
-    if not legal[E.HIT]:
+        allowed &= ~(1 << E.DOUBLE)
+    if not can_hit:
         return E.STAND
-    stand, _ = _answer(actions, params, st, row, col, Q_STAND, E.STAND, legal, refused, count)
+    stand, _ = _answer(actions, params, row, col, Q_STAND, E.STAND, allowed, count)
     return E.STAND if stand else E.HIT
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _answer(actions, params, st, row, col, question, action, legal, refused, count):
+def _answer(actions, params, row, col, question, action, allowed, count):
     """(yes, by an entry): the cell's entry for the question decides on the count; without one,
-    basic strategy does (``action`` is its first legal choice among those not refused)."""
+    basic strategy does (``action`` is its first choice among those ``allowed``)."""
     slot = (row * N_UP + col) * N_QUESTIONS + question  # cell_slot, inline
     when = params[PC_WHEN + slot]
     if when != WHEN_NONE:
         return _holds(when, params[PC_INDEX + slot], count), True
-    return _first_choice(actions[row, col], legal, refused) == action, False
+    return _first_choice(actions[row, col], allowed) == action, False
 
 
 def policy_params(strategy: object, rules: object) -> np.ndarray:

@@ -39,7 +39,7 @@ def policy_decision(kind, actions, insurance, params, st, hands, shoe, mask, prn
     the table's choice, and the kernel holds one copy of that code instead of two."""
     if counting is not None:  # None: numba prunes this branch at compile time
         if kind != POLICY_RANDOM:
-            return count_decision(actions, insurance, params, st, hands, mask)
+            return count_decision(actions, insurance, params, st, hands)
     elif kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands)
     E.legal_mask(st, hands, mask)

@@ -415,8 +415,7 @@ def decide(env: BlackjackEnv, strategy: CountingStrategy, table: StrategyTable |
     """The compiled decision at the agent's current decision; it must be legal there."""
     table = table if table is not None else basic(env.rules)
     params = policy_params(strategy, env.rules)
-    mask = np.zeros(E.N_ACTIONS, np.bool_)
-    action = int(count_decision(table.actions, table.insurance, params, env._st, env._hands, mask))
+    action = int(count_decision(table.actions, table.insurance, params, env._st, env._hands))
     assert env.action_masks()[action], f"{Action(action).name} is illegal here"
     return action
 
