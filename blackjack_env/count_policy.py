@@ -20,6 +20,8 @@ alone, exactly as the table policy plays it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -32,6 +34,9 @@ N_QUESTIONS = 4
 # an entry's condition: none, "yes" at or above the index, "yes" below it
 WHEN_NONE, WHEN_AT_OR_ABOVE, WHEN_BELOW = 0, 1, 2
 MAX_RAMP = 32
+#: Whole true counts (floored) the simulator keeps apart; the tails are pooled into the end buckets.
+TC_LOW, TC_HIGH = -6, 10
+N_TC = TC_HIGH - TC_LOW + 1
 
 PC_TAGS = 0  # tag per card code 0..13 (code 0 unused): 14 slots
 PC_INITIAL = 14  # initial running count (unbalanced systems)
@@ -43,7 +48,9 @@ PC_INS_INDEX = 19
 PC_RAMP_N = 20  # ramp pairs
 PC_RAMP = 21  # MAX_RAMP (true count, bet) pairs
 PC_ALL_SEEN = PC_RAMP + 2 * MAX_RAMP  # the running count once every card of the shoe is seen
-PC_CELL_ANY = PC_ALL_SEEN + 1  # per cell: 1 when the cell's play may depend on the count
+PC_BET_BY_TC = PC_ALL_SEEN + 1  # 1 when the ramp's counts are whole and within the buckets, then
+# the bet per true-count bucket (N_TC slots): a lookup instead of a search of the ramp
+PC_CELL_ANY = PC_BET_BY_TC + 1 + N_TC  # per cell: 1 when the cell's play may depend on the count
 PC_WHEN = PC_CELL_ANY + N_ROWS * N_UP  # per cell and question: WHEN_*
 PC_INDEX = PC_WHEN + N_ROWS * N_UP * N_QUESTIONS  # per cell and question: the index
 N_PARAMS = PC_INDEX + N_ROWS * N_UP * N_QUESTIONS
@@ -89,6 +96,21 @@ def true_count(params, st):
         return running
     unseen = st[E.S_SHOE_LEN] - st[E.S_SHOE_POS] + (st[E.S_HOLE_HIDDEN] != 0)
     return running * 52.0 / max(unseen, 1)
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def tc_bucket(count):
+    """The true count's bucket: its floor, the tails pooled into TC_LOW and TC_HIGH (0..N_TC-1)."""
+    return min(max(math.floor(count), TC_LOW), TC_HIGH) - TC_LOW
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def round_bet(params, count, bucket):
+    """The ramp's bet at this true count: looked up by its bucket where the ramp's counts are whole
+    and within the buckets (then count >= k exactly when floor(count) >= k), else searched."""
+    if params[PC_BET_BY_TC] != 0.0:
+        return params[PC_BET_BY_TC + 1 + bucket]
+    return ramp_bet(params, count)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -205,6 +227,12 @@ def policy_params(strategy: object, rules: object) -> np.ndarray:
         out[PC_EXIT] = 1.0
         out[PC_EXIT_BELOW] = strategy.exit_below
     out[PC_RAMP_N] = len(strategy.ramp)
+    thresholds = [count for count, _ in strategy.ramp[1:]]  # the first pair's count is never compared
+    if all(float(k).is_integer() and TC_LOW < k <= TC_HIGH for k in thresholds):
+        out[PC_BET_BY_TC] = 1.0
+        for bucket in range(N_TC):
+            bets = [bet for count, bet in strategy.ramp[1:] if count <= TC_LOW + bucket]
+            out[PC_BET_BY_TC + 1 + bucket] = bets[-1] if bets else strategy.ramp[0][1]
     for i, (count, bet) in enumerate(strategy.ramp):
         out[PC_RAMP + 2 * i] = count
         out[PC_RAMP + 2 * i + 1] = bet

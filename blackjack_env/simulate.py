@@ -65,8 +65,7 @@ OUT_ROUNDS = 0
 OUT_STATS = 1
 N_DIFF = 3
 #: Whole true counts (floored) kept apart; the tails are pooled into the end buckets.
-TC_LOW, TC_HIGH = -6, 10
-N_TC = TC_HIGH - TC_LOW + 1
+TC_LOW, TC_HIGH, N_TC = CP.TC_LOW, CP.TC_HIGH, CP.N_TC
 # per true-count bucket: rounds, rounds sat out, bets, result per unit bet and its square (played rounds)
 TB_ROUNDS, TB_SAT_OUT, TB_BET, TB_UNIT, TB_UNIT_SQ = range(5)
 N_TB = 5
@@ -144,8 +143,8 @@ def _count_bet(params, st, policy, count, due, exited, tc_base):
     shoe_id = st[E.S_SHUFFLES] + due
     if params[CP.PC_EXIT] != 0.0 and count < params[CP.PC_EXIT_BELOW]:
         exited[policy] = shoe_id
-    bet = 0.0 if exited[policy] == shoe_id else CP.ramp_bet(params, count)
-    bucket = min(max(math.floor(count), TC_LOW), TC_HIGH) - TC_LOW
+    bucket = CP.tc_bucket(count)
+    bet = 0.0 if exited[policy] == shoe_id else CP.round_bet(params, count, bucket)
     return bet, tc_base + bucket * N_TB
 
 

@@ -30,7 +30,15 @@ from test_simulate import random_table
 
 from blackjack_env import Action, BlackjackEnv, BlackjackShoeEnv, Phase, Rules
 from blackjack_env import engine as E
-from blackjack_env.count_policy import count_decision, policy_params, ramp_bet, true_count
+from blackjack_env.count_policy import (
+    PC_BET_BY_TC,
+    count_decision,
+    policy_params,
+    ramp_bet,
+    round_bet,
+    tc_bucket,
+    true_count,
+)
 from blackjack_env.counting import (
     SYSTEMS,
     VALUES,
@@ -334,6 +342,23 @@ def test_a_1_8_spread_bets_1_2_4_6_8_from_plus_1_to_plus_5() -> None:
     params = ramp_params(ramp)
     counts = [-3.0, 0.0, 1.0, 1.99, 2.0, 3.0, 4.0, 4.99, 5.0, 12.0]
     assert [ramp_bet(params, c) for c in counts] == [1, 1, 1, 1, 2, 4, 6, 6, 8, 8]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    thresholds=st.lists(st.one_of(st.integers(-12, 14), st.floats(-12, 14).map(lambda x: round(x, 2))), max_size=8),
+    counts=st.lists(st.floats(-40, 40, allow_nan=False), min_size=1, max_size=20),
+)
+def test_the_simulators_bet_lookup_is_the_ramp_search(thresholds: list[float], counts: list[float]) -> None:
+    """Whole-count ramps within the true-count buckets are looked up by bucket; any other ramp is
+    searched: the bet is the same either way, at thresholds and between them."""
+    steps = sorted(set(float(k) for k in thresholds))
+    ramp = [[-20.0, 1.0]] + [[k, float(i + 2)] for i, k in enumerate(steps)]
+    params = ramp_params(ramp)
+    whole = all(k.is_integer() and -6 < k <= 10 for k in steps)
+    assert (params[PC_BET_BY_TC] != 0.0) == whole
+    for count in [*counts, *steps, *(np.nextafter(k, -math.inf) for k in steps)]:
+        assert round_bet(params, count, tc_bucket(count)) == ramp_bet(params, count)
 
 
 @pytest.mark.parametrize("spread", ["1-1", "1-2", "1-4", "1-12", "2-10", "1.5-6", "2-5", "5-100"])
