@@ -1,12 +1,12 @@
 """A counting strategy compiled: its count, bet ramp, index plays and exit rule as one float array.
 
 The table driver (``table.policy_decision``) plays a ``POLICY_COUNT`` seat with
-:func:`count_decision` and the simulator bets it by :func:`ramp_bet`; both read the policy's row
+:func:`count_decision` and the simulator bets it by :func:`round_bet`; both read the policy's row
 of ``params`` laid out by the ``PC_*`` offsets below (built by :func:`policy_params` from a
 :class:`blackjack_env.counting.CountingStrategy`). The cards seen are the full shoe less the
 shoe's remaining cards (the engine's ``S_COUNTS``) less a hole card still face down
-(:func:`true_count`), derived afresh from the shoe at every bet and decision: thirteen products
-in short chains, which cost less than carrying a count on from card to card.
+(:func:`true_count`), derived afresh from the shoe at every bet and decision: ten products summed
+as a tree, which cost less than carrying a count on from card to card.
 
 How a decision is made (the issue's fixed order): surrender?, split?, double?, then stand or hit;
 the first "yes" is played. A question with an index entry in the cell is answered by the entry's
