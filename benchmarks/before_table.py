@@ -1,0 +1,89 @@
+"""The lone player's simulator against the engine from before the table (commit 8ba1894), the two
+run alternately in one session: issue 12's "not slower than before" mark, measured as a ratio.
+
+    python benchmarks/before_table.py [--rounds 4e7] [--repeats 4] [--rules ultimatebet]
+
+The old engine is checked out into a temporary git worktree (this needs the repository's history)
+and each run is a fresh process over one tree or the other, flat basic strategy on one core.
+Absolute figures on shared machines are noise; the ratio is the figure to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+#: The last commit before the table (seats, shoes, bets) came into the engine.
+BEFORE_TABLE = "8ba1894"
+ROOT = Path(__file__).resolve().parent.parent
+
+#: One timed run, the same code for both trees (both have this API).
+RUN = """
+import sys
+from blackjack_env import Rules
+from blackjack_env.simulate import Policy
+from evaluate.policies import basic_strategy_table
+from evaluate.runner import simulate
+rules = Rules.preset(sys.argv[2])
+policy = Policy.from_table(basic_strategy_table(rules))
+simulate(rules, policy, 10_000, seed=1, workers=1)  # compile, or load numba's cache
+rounds = int(float(sys.argv[1]))
+print(rounds / simulate(rules, policy, rounds, seed=1, workers=1).seconds)
+"""
+
+
+def rate(tree: Path, rounds: int, rules: str) -> float:
+    """Rounds per second of one fresh process over ``tree``'s code."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, str(rounds), rules],
+        cwd=tempfile.gettempdir(),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.split()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=float, default=4e7)
+    parser.add_argument("--repeats", type=int, default=4)
+    parser.add_argument("--rules", default="ultimatebet")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        old = Path(scratch) / "before-table"
+        try:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), BEFORE_TABLE],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+        except subprocess.CalledProcessError as error:
+            sys.exit(f"before_table: cannot check out {BEFORE_TABLE} (needs the git history): {error.stderr.strip()}")
+        try:
+            for tree in (old, ROOT):
+                rate(tree, 10_000, args.rules)  # compile both once, outside the timed runs
+            before, now = [], []
+            for _ in range(args.repeats):
+                before.append(rate(old, int(args.rounds), args.rules))
+                now.append(rate(ROOT, int(args.rounds), args.rules))
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)], check=False)
+    b, n = statistics.median(before), statistics.median(now)
+    print(f"flat basic strategy, {args.rules}, 1 seat, 1 core, median of {args.repeats} alternating runs:")
+    for label, median, runs in ((f"before the table ({BEFORE_TABLE})", b, before), ("this tree", n, now)):
+        listed = ", ".join(f"{x / 1e6:.2f}" for x in runs)
+        print(f"  {label:26s} {median / 1e6:6.2f} M rounds/s  (runs {listed})")
+    print(f"  this tree / before = {n / b:.2f} (the mark: >= 1.00)")
+
+
+if __name__ == "__main__":
+    main()
