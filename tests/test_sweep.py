@@ -34,7 +34,6 @@ CELLS = [
     ("hilo-i18-fab4", "1-1"),
     ("hilo-i18-fab4", "1-8"),
 ]
-TIMING = ("seconds", "warmup_seconds")
 
 
 def run_sweep(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -108,9 +107,7 @@ def test_the_plot_is_a_png(swept: dict[str, Any]) -> None:
     assert [p.name for p in plot.parent.iterdir()] == [plot.name]  # no temporary file left beside it
 
 
-def test_csv_and_text_hold_the_json_cells(
-    swept: dict[str, Any], capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_csv_and_text_hold_the_json_cells(swept: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     rows = list(csv.DictReader(io.StringIO(run_sweep(capsys, "--csv", "--no-plot"))))
     assert list(rows[0]) == list(sweep.CSV_COLUMNS)
     assert len(rows) == len(swept["cells"])
