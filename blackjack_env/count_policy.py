@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from . import engine as E
+from .counting import MAX_RAMP_PAIRS, VALUES, CountingStrategy
 from .strategy import N_ROWS, N_UP, hand_row, table_cell, table_play
 
 # the four questions of a cell, in the order they are asked
@@ -33,7 +34,6 @@ Q_SURRENDER, Q_SPLIT, Q_DOUBLE, Q_STAND = range(4)
 N_QUESTIONS = 4
 # an entry's condition: none, "yes" at or above the index, "yes" below it
 WHEN_NONE, WHEN_AT_OR_ABOVE, WHEN_BELOW = 0, 1, 2
-MAX_RAMP = 32
 #: Whole true counts (floored) the simulator keeps apart; the tails are pooled into the end buckets.
 TC_LOW, TC_HIGH = -6, 10
 N_TC = TC_HIGH - TC_LOW + 1
@@ -41,13 +41,12 @@ N_TC = TC_HIGH - TC_LOW + 1
 PC_TAGS = 0  # tag per card code 0..13 (code 0 unused): 14 slots
 PC_INITIAL = 14  # initial running count (unbalanced systems)
 PC_BALANCED = 15  # 1: true count = running count per unseen deck; 0: the running count itself
-PC_EXIT = 16  # exit rule: 1 when set
-PC_EXIT_BELOW = 17  # leave the shoe once the true count is below this
-PC_INS_WHEN = 18  # insurance entry: WHEN_*
-PC_INS_INDEX = 19
-PC_RAMP_N = 20  # ramp pairs
-PC_RAMP = 21  # MAX_RAMP (true count, bet) pairs
-PC_ALL_SEEN = PC_RAMP + 2 * MAX_RAMP  # the running count once every card of the shoe is seen
+PC_EXIT_BELOW = 16  # leave the shoe once the true count is below this (-inf: no exit rule)
+PC_INS_WHEN = 17  # insurance entry: WHEN_*
+PC_INS_INDEX = 18
+PC_RAMP_N = 19  # ramp pairs
+PC_RAMP = 20  # MAX_RAMP_PAIRS (true count, bet) pairs
+PC_ALL_SEEN = PC_RAMP + 2 * MAX_RAMP_PAIRS  # the running count once every card of the shoe is seen
 PC_BET_BY_TC = PC_ALL_SEEN + 1  # 1 when the ramp's counts are whole and within the buckets, then
 # the bet per true-count bucket (N_TC slots): a lookup instead of a search of the ramp
 PC_CELL_ANY = PC_BET_BY_TC + 1 + N_TC  # per cell: 1 when the cell's play may depend on the count
@@ -212,8 +211,6 @@ def _answer(actions, params, row, col, question, action, allowed, count):
 
 def policy_params(strategy: object, rules: object) -> np.ndarray:
     """The compiled form of a :class:`~blackjack_env.counting.CountingStrategy` for these rules."""
-    from .counting import VALUES, CountingStrategy
-
     assert isinstance(strategy, CountingStrategy)
     out = np.zeros(N_PARAMS, np.float64)
     tags = dict(zip(VALUES, strategy.system.tags, strict=True))
@@ -223,19 +220,16 @@ def policy_params(strategy: object, rules: object) -> np.ndarray:
     out[PC_INITIAL] = strategy.system.initial_running_count(rules.decks)  # type: ignore[attr-defined]
     out[PC_BALANCED] = float(strategy.system.balanced)
     out[PC_ALL_SEEN] = out[PC_INITIAL] + 4 * rules.decks * out[PC_TAGS : PC_TAGS + 14].sum()  # type: ignore[attr-defined]
-    if strategy.exit_below is not None:
-        out[PC_EXIT] = 1.0
-        out[PC_EXIT_BELOW] = strategy.exit_below
+    out[PC_EXIT_BELOW] = -math.inf if strategy.exit_below is None else strategy.exit_below
     out[PC_RAMP_N] = len(strategy.ramp)
+    for i, (count, bet) in enumerate(strategy.ramp):
+        out[PC_RAMP + 2 * i] = count
+        out[PC_RAMP + 2 * i + 1] = bet
     thresholds = [count for count, _ in strategy.ramp[1:]]  # the first pair's count is never compared
     if all(float(k).is_integer() and TC_LOW < k <= TC_HIGH for k in thresholds):
         out[PC_BET_BY_TC] = 1.0
         for bucket in range(N_TC):
-            bets = [bet for count, bet in strategy.ramp[1:] if count <= TC_LOW + bucket]
-            out[PC_BET_BY_TC + 1 + bucket] = bets[-1] if bets else strategy.ramp[0][1]
-    for i, (count, bet) in enumerate(strategy.ramp):
-        out[PC_RAMP + 2 * i] = count
-        out[PC_RAMP + 2 * i + 1] = bet
+            out[PC_BET_BY_TC + 1 + bucket] = ramp_bet(out, float(TC_LOW + bucket))
     for entry in strategy.indices:
         _, when_name = entry.stand_form  # an H entry is the S entry it equals
         when = WHEN_AT_OR_ABOVE if when_name == "at_or_above" else WHEN_BELOW

@@ -146,7 +146,7 @@ QUESTION_OF_ACTION = {"R": 0, "P": 1, "D": 2, "S": 3, "H": 3}
 _ENTRY_KEYS = {"hand", "up", "index", "action", "when"}
 _ENTRY_EXTRA_KEYS = {"gain_per_100", "source", "note"}  # carried along (the index generator's output)
 _STRATEGY_KEYS = {"system", "ramp", "indices", "exit_below", "name", "about", "source"}
-#: The one-line form of a strategy file's errors: "counting strategy FILE: key ...: problem".
+#: The most (true count, bet) pairs a ramp may have (the compiled form's room for them).
 MAX_RAMP_PAIRS = 32
 
 

@@ -590,6 +590,14 @@ def new_res(seats: int = 1) -> np.ndarray:
 
 
 # ============================================================================= round flow
+@njit(cache=True, _nrt=False, inline="always")
+def shuffle_due(st):
+    """The finite shoe is shuffled before the coming round: every round (no cut card), once the
+    cut card has come out, or when a shuffle was asked for."""
+    cut = st[S_CUT]
+    return st[S_RULES + R_DECKS] != 0 and (cut == 0 or st[S_SHOE_POS] >= cut or st[S_FORCE_SHUFFLE] != 0)
+
+
 @njit(cache=True, _nrt=False, forceinline=True)
 def start_round(st, hands, shoe, res):
     """Deal a new round and open its first decision.
@@ -597,10 +605,8 @@ def start_round(st, hands, shoe, res):
     Deal order: one card to each playing seat from seat 0 up, the dealer's up card, a second card
     to each seat in the same order, then the hole card (peek games; no-hole-card games draw the
     dealer's second card after the players act)."""
-    if st[S_RULES + R_DECKS] != 0:
-        cut = st[S_CUT]
-        if cut == 0 or st[S_SHOE_POS] >= cut or st[S_FORCE_SHUFFLE]:
-            reset_shoe(st)
+    if shuffle_due(st):
+        reset_shoe(st)
     st[S_FORCE_SHUFFLE] = 0
     st[S_ROUNDS] += 1
     st[S_ROUND_START] = st[S_SHOE_POS]

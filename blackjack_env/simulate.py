@@ -124,24 +124,23 @@ def _record(out, base, st, hands, seat, bet, reward):
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def _round_counts(params, st, n_policies, due, counts):
-    """Every counting policy's true count before the coming round's first card (0 for a shoe
-    due for shuffling: nothing of it is seen yet)."""
+    """Every counting policy's true count before the coming round's first card (a shoe due for
+    shuffling is unseen: the system's initial count, 0 when balanced)."""
     for p in range(n_policies):
         prm = params[p]
         if prm[CP.PC_RAMP_N] == 0.0:
             continue
         if due:
-            counts[p] = prm[CP.PC_INITIAL] if prm[CP.PC_BALANCED] == 0.0 else 0.0
+            counts[p] = prm[CP.PC_INITIAL]  # (a balanced system's is 0)
         else:
             counts[p] = CP.true_count(prm, st)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _count_bet(params, st, policy, count, due, exited, tc_base):
-    """A counting policy's bet for the coming round from its true count, its exit rule, and the
-    round's true-count bucket."""
-    shoe_id = st[E.S_SHUFFLES] + due
-    if params[CP.PC_EXIT] != 0.0 and count < params[CP.PC_EXIT_BELOW]:
+def _count_bet(params, policy, count, shoe_id, exited, tc_base):
+    """A counting policy's bet for the coming round (of shoe ``shoe_id``) from its true count, its
+    exit rule, and the round's true-count bucket."""
+    if count < params[CP.PC_EXIT_BELOW]:
         exited[policy] = shoe_id
     bucket = CP.tc_bucket(count)
     bet = 0.0 if exited[policy] == shoe_id else CP.round_bet(params, count, bucket)
@@ -197,8 +196,8 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
         for p in range(n_policies):
             rngs[p, k] = words[4 * (p + 1) + k]
     for _ in range(n_rounds):
-        cut = st[E.S_CUT]
-        due = cut == 0 or st[E.S_SHOE_POS] >= cut or st[E.S_FORCE_SHUFFLE] != 0
+        due = E.shuffle_due(st)
+        shoe_id = st[E.S_SHUFFLES] + due  # once a round: the first policy's deal does the shuffle
         if counting is not None:
             _round_counts(params, st, n_policies, due, counts)
         for k in range(4):
@@ -221,7 +220,7 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
             bet = 1.0
             bucket = -1
             if counting is not None and params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (all have a ramp)
-                bet, bucket = _count_bet(params[p], st, p, counts[p], due, exited, _tc_base(n_policies, p))
+                bet, bucket = _count_bet(params[p], p, counts[p], shoe_id, exited, _tc_base(n_policies, p))
                 if bet == 0.0:
                     st[active_slot] = 0
             play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, params, mask, rngs, counting)

@@ -880,6 +880,16 @@ def test_the_exit_rule_leaves_the_rest_of_the_shoe() -> None:
     assert sum(b["rounds"] - b["rounds_played"] for b in buckets if b["true_count"] >= -1) > 0
 
 
+def test_an_exit_holds_for_every_policy_of_a_paired_run() -> None:
+    """An exit strategy paired with itself plays the same rounds: the shoe an exit leaves is the
+    same shoe for the second policy, also when the exit comes at a shoe's first round (exit below
+    +0.5: every fresh shoe starts at 0, below it)."""
+    policy = counting(hilo(ramp=[[0, 1]], exit_below=0.5))
+    paired = run(policy, 20_000, seed=3, baseline=policy, table=Table(2, 1, basic_policy()))
+    assert paired.rounds_played(0) == paired.rounds_played(1)
+    assert paired.diff() == (0.0, 0.0, 20_000)
+
+
 @pytest.mark.parametrize(
     ("rules", "problem"),
     [(Rules(decks=0, penetration=0.0), "needs a finite shoe"), (Rules(penetration=0.0), "dealt to a cut card")],
