@@ -324,7 +324,7 @@ class CountingStrategy:
             raise ValueError(f"unknown key {unknown[0]!r}; allowed: system, ramp, indices, exit_below, name")
         if "system" not in data:
             raise ValueError('missing key \'system\' (a built-in name or {"tags": {...}, "balanced": bool})')
-        system_of = _system_of(data["system"])
+        system_of = parse_system(data["system"])
         indices = data.get("indices", [])
         if not isinstance(indices, list):
             raise ValueError(f"indices must be a list of index entries, got {indices!r}")
@@ -354,7 +354,9 @@ class CountingStrategy:
             raise ValueError(f"counting strategy {str(path)!r}: {error}") from None
 
 
-def _system_of(spec: Any) -> CountingSystem:
+def parse_system(spec: Any) -> CountingSystem:
+    """A system from its strategy-file form: a built-in name, or {"tags": {...}, "balanced": bool}
+    (and a "name"), every tag checked."""
     if isinstance(spec, str):
         return system(spec)
     if isinstance(spec, Mapping) and set(spec) <= {"tags", "balanced", "name"} and "tags" in spec:

@@ -12,6 +12,7 @@ import fcntl
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -192,6 +193,26 @@ def test_cli_plot(tmp_path: Path, i18_table: IndexTable, capsys: pytest.CaptureF
     assert main(["--indices", "hilo", *I18_ARGS, "--plot", str(path), "--json"]) == 0
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert json.loads(capsys.readouterr().out) == i18_table.to_json()
+
+
+@pytest.mark.parametrize(
+    ("tags", "message"),
+    [
+        ({"A": None}, "system.tags['A'] must be a finite number"),
+        ({"J": 3}, "unknown card value 'J'"),
+    ],
+    ids=["null-tag", "unknown-value"],
+)
+def test_a_bad_system_file_is_one_line_exit_2(
+    tags: dict[str, Any], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A system file is checked as a counting strategy's system is: every tag, every value."""
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"tags": {**dict.fromkeys(counting.VALUES, 0), **tags}, "balanced": True}))
+    assert main(["--indices", str(path), "--set", "penetration=0.75"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert f"counting system file {path}" in captured.err and message in captured.err
 
 
 @pytest.mark.parametrize(

@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from .. import engine as E
-from ..counting import SYSTEMS, CountingSystem
+from ..counting import SYSTEMS, CountingSystem, parse_system
 from ..counting import system as builtin_system
 from ..rules import Rules
 from ..strategy import CHART_UPS, N_ROWS, PAIR_BASE, row_label, up_label
@@ -189,14 +189,10 @@ def load_system(spec: str | CountingSystem) -> CountingSystem:
             data = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as error:
             raise ValueError(f"counting system file {spec}: {error}") from None
-        if not isinstance(data, Mapping) or not isinstance(data.get("tags"), Mapping):
-            raise ValueError(
-                f'counting system file {spec}: needs {{"tags": {{"A": .., "2": .., ...}}, "balanced": ..}}'
-            )
-        balanced = data.get("balanced", True)
-        if not isinstance(balanced, bool):
-            raise ValueError(f"counting system file {spec}: balanced must be true or false, got {balanced!r}")
-        return CountingSystem.from_mapping(str(data.get("name", path.stem)), data["tags"], balanced)
+        try:
+            return parse_system({"name": path.stem, **data} if isinstance(data, Mapping) else data)
+        except ValueError as error:
+            raise ValueError(f"counting system file {spec}: {error}") from None
     try:
         return builtin_system(spec)
     except ValueError as error:
