@@ -58,7 +58,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -75,8 +74,8 @@ from ..counting import system as builtin_system
 from ..rules import Rules
 from ..strategy import CHART_UPS, N_ROWS, PAIR_BASE, row_label, up_label
 from . import _kernels as K
-from ._analysis import Model, _insurance_value, _insured_natural, analyse
-from .solution import Solution, cache_dir, rules_key, solve
+from ._analysis import Model, _insurance_value, _insured_natural, analyse, shoe_vector
+from .solution import Solution, atomic_file, cache_dir, rules_key, solve
 
 #: Bump when the method changes, so cached grids from older code are not reused.
 INDEX_VERSION = 1
@@ -222,7 +221,7 @@ class _Counts:
 
     @classmethod
     def of(cls, rules: Rules, system: CountingSystem) -> _Counts:
-        full = _full_shoe(rules.decks)
+        full = shoe_vector(rules)[0]  # a finite shoe (check_rules)
         n_cards = full.sum()
         tags = np.asarray(system.tags)
         mean = full @ tags / n_cards
@@ -288,14 +287,10 @@ def _normalised(log_w: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-def _full_shoe(decks: int) -> np.ndarray:
-    return np.array([4.0 * decks] * 9 + [16.0 * decks])
-
-
 def tilted_shoe(rules: Rules, system: CountingSystem, tau: float, decks_unseen: float) -> np.ndarray:
     """The unseen cards (per value A, 2..10) at count tau: the full shoe tilted by exp(-lambda tag)
     to a tag sum of (deck_sum - tau) per unseen deck, scaled to ``decks_unseen`` decks."""
-    full = _full_shoe(rules.decks)
+    full = shoe_vector(rules)[0]  # a finite shoe (check_rules)
     tags = np.asarray(system.tags)
     target = (system.deck_sum() - tau) / 52.0
     if not tags.min() < target < tags.max():
@@ -382,17 +377,9 @@ def _pool_context() -> BaseContext:
 
 
 def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write atomically (temp file + rename): concurrent readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Into the cache, atomically (``atomic_file``)."""
+    with atomic_file(path) as f:
+        np.savez(f, **arrays)
 
 
 # ============================================================================ questions

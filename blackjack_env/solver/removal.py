@@ -21,8 +21,6 @@ import contextlib
 import hashlib
 import json
 import math
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,7 +32,7 @@ from ..counting import SYSTEMS, VALUE_WEIGHTS, VALUES, CountingSystem, weighted_
 from ..rules import Rules
 from ..strategy import N_ROWS, N_UP, row_label, up_label
 from ._analysis import Analysis, _insurance_value, analyse, shoe_vector
-from .solution import ACTION_NAMES, cache_dir, rules_key, solve
+from .solution import ACTION_NAMES, atomic_file, cache_dir, rules_key, solve
 
 #: Bump when the removal analysis changes, so cached results from older code are not reused.
 REMOVAL_VERSION = 1
@@ -183,19 +181,11 @@ def _compute(rules: Rules) -> Removal:
 
 
 def _save(removal: Removal, path: Path) -> None:
-    """Write atomically (temp file + rename), so concurrent readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Into the cache, atomically (``atomic_file``)."""
     fields = asdict(removal)
     fields["rules"] = removal.rules.to_dict()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump({"version": REMOVAL_VERSION, **fields}, f)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_file(path, "w") as f:
+        json.dump({"version": REMOVAL_VERSION, **fields}, f)
 
 
 def _load(path: Path, rules: Rules) -> Removal:

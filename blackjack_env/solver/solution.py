@@ -8,10 +8,10 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -54,6 +54,23 @@ def rules_key(rules: Rules) -> str:
     fields.pop("penetration", None)
     text = json.dumps({"solver": SOLVER_VERSION, "rules": fields}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, mode: str = "wb") -> Iterator[IO[Any]]:
+    """A file written under a temporary name beside ``path`` and renamed over it once complete, so
+    concurrent readers (other processes sharing the cache) never see half a file; on an error
+    nothing is left behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode) as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 @dataclass(frozen=True)
@@ -233,9 +250,8 @@ class Solution:
 
     # ------------------------------------------------------------------ storage
     def save(self, path: str | Path) -> None:
-        """Write atomically (temp file + rename), so concurrent readers never see half a file."""
+        """Write atomically (``atomic_file``)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         arrays = {
             "actions": self.table.actions,
             "insurance": self.table.insurance,
@@ -249,15 +265,8 @@ class Solution:
             "insurance_ev": self.insurance_ev,
         }
         meta = json.dumps({"ev": self.ev, "rules": self.rules.to_dict(), "version": SOLVER_VERSION})
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, meta=np.array(meta), **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        with atomic_file(path) as f:
+            np.savez(f, meta=np.array(meta), **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> Solution:
