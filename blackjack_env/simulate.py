@@ -430,7 +430,7 @@ class SimulationResult:
             count = TC_LOW + i
             played = int(b[TB_ROUNDS] - b[TB_SAT_OUT])
             ev = float(b[TB_UNIT] / played) if played else math.nan
-            half = Z95 * _stderr(b[TB_UNIT], b[TB_UNIT_SQ], played) if played else math.nan
+            stderr = _stderr(b[TB_UNIT], b[TB_UNIT_SQ], played) if played else math.nan
             out.append(
                 {
                     "true_count": count,
@@ -440,7 +440,7 @@ class SimulationResult:
                     "rounds_played": played,
                     "avg_bet": float(b[TB_BET] / played) if played else 0.0,
                     "ev_per_unit_bet": ev,
-                    "ci95": [ev - half, ev + half],
+                    "ci95": interval(ev, stderr),
                 }
             )
         return out
@@ -454,6 +454,11 @@ class SimulationResult:
 
 #: The normal quantile of a two-sided 95% interval.
 Z95 = 1.959963984540054
+
+
+def interval(mean: float, stderr: float) -> list[float]:
+    """The 95% confidence interval of a simulated mean."""
+    return [mean - Z95 * stderr, mean + Z95 * stderr]
 
 
 def _stderr(total: float, total_sq: float, n: int) -> float:

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from blackjack_env.rules import Rules
-from blackjack_env.simulate import SimulationResult
+from blackjack_env.simulate import SimulationResult, interval
 
-from .figures import counting_figures
+from .figures import counting_figures, n0_text
 from .options import (
     CliError,
     add_backend_arguments,
@@ -31,7 +31,7 @@ from .options import (
     warnings_as_lines,
 )
 from .policies import is_counting, load_policy
-from .runner import RunOutcome, interval, simulate
+from .runner import RunOutcome, simulate
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,10 +92,6 @@ def summarize(outcome: RunOutcome, rules: Rules, args: argparse.Namespace) -> di
     return summary
 
 
-def _n0_text(n0: float | None) -> str:
-    return "infinite" if n0 is None else f"{n0:,.0f}"
-
-
 def format_text(summary: dict[str, Any]) -> str:
     low, high = summary["ci95"]
     speed = f"{summary['rounds']:,} rounds in {summary['seconds']:.2f} s ({summary['rounds_per_second']:,.0f} rounds/s"
@@ -111,7 +107,7 @@ def format_text(summary: dict[str, Any]) -> str:
     lines.append(
         f"per 100 rounds: win {summary['win_per_100']:+.3f} units, sd {summary['sd_per_100']:.2f}; "
         f"average bet {summary['avg_bet']:.3f}, advantage {100 * summary['advantage']:+.3f}%; "
-        f"DI {summary['di']:.2f}, SCORE {summary['score']:.2f}, N0 {_n0_text(summary['n0'])}"
+        f"DI {summary['di']:.2f}, SCORE {summary['score']:.2f}, N0 {n0_text(summary['n0'])}"
         + (f"; risk of ruin {summary['ror']:.4f} with {summary['bankroll']:g} units" if "ror" in summary else "")
     )
     if "exact_ev" in summary:

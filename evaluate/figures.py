@@ -1,7 +1,7 @@
 """The card counter's figures of a simulation (SCORE, DI, N0, risk of ruin, ...).
 
-Shared by ``blackjack-evaluate`` and its ``report`` command; they live here so that neither
-command module imports the other.
+Shared by ``blackjack-evaluate`` and its ``report`` and ``sweep`` commands; they live here so
+that no command module imports another.
 """
 
 from __future__ import annotations
@@ -37,3 +37,8 @@ def counting_figures(result: SimulationResult, bankroll: float | None, policy: i
         figures["bankroll"] = bankroll
         figures["ror"] = math.exp(-2.0 * bankroll * ev / (sd * sd)) if ev > 0 and sd > 0 else 1.0
     return figures
+
+
+def n0_text(n0: float | None) -> str:
+    """N0 for reading: rounds, or "infinite" where the EV is 0 (``counting_figures`` gives None)."""
+    return "infinite" if n0 is None else f"{n0:,.0f}"

@@ -57,10 +57,10 @@ import numpy as np
 
 from blackjack_env.counting import VALUES, CountingStrategy
 from blackjack_env.rules import Rules
-from blackjack_env.simulate import OUTCOMES, Policy, SimulationResult
+from blackjack_env.simulate import OUTCOMES, Z95, Policy, SimulationResult, interval
 from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 
-from .figures import counting_figures
+from .figures import counting_figures, n0_text
 from .options import (
     CliError,
     add_simulation_arguments,
@@ -70,7 +70,7 @@ from .options import (
     warnings_as_lines,
 )
 from .policies import load_policy
-from .runner import Z95, RunOutcome, interval, simulate
+from .runner import RunOutcome, simulate
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -168,8 +168,8 @@ COUNT_FIGURES: dict[str, tuple[str, str, str]] = {
 
 def fmt_count(key: str, value: float | None) -> str:
     """One of the counter's figures, as COUNT_FIGURES formats it (N0 of a 0 EV is infinite)."""
-    if value is None and key == "n0":
-        return "infinite"
+    if key == "n0":
+        return n0_text(value)
     return fmt_optional(value, COUNT_FIGURES[key][0].format)
 
 

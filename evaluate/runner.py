@@ -25,14 +25,6 @@ from blackjack_env.simulate import CHUNK_ROUNDS, Policy, SimulationResult, Table
 ProgressCallback = Callable[[int], None]
 Chunk = tuple[Callable[..., np.ndarray], tuple[Any, ...]]
 
-#: The normal quantile of a two-sided 95% interval.
-Z95 = 1.959963984540054
-
-
-def interval(mean: float, stderr: float) -> list[float]:
-    """The 95% confidence interval of a simulated mean."""
-    return [mean - Z95 * stderr, mean + Z95 * stderr]
-
 
 @dataclass
 class RunOutcome:

@@ -46,9 +46,9 @@ from typing import TYPE_CHECKING, Any
 
 from blackjack_env.counting import spread_ramp
 from blackjack_env.rules import Rules
-from blackjack_env.simulate import Policy, SimulationResult
+from blackjack_env.simulate import Policy, SimulationResult, interval
 
-from .figures import counting_figures
+from .figures import counting_figures, n0_text
 from .options import (
     CliError,
     add_backend_arguments,
@@ -59,7 +59,7 @@ from .options import (
     warnings_as_lines,
 )
 from .policies import is_counting, load_policy
-from .runner import interval, simulate
+from .runner import simulate
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -399,7 +399,7 @@ TEXT_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("adv %", "advantage", lambda v: f"{100 * v:+.3f}"),
     ("win/100", "win_per_100", _signed(3)),
     ("sd/100", "sd_per_100", lambda v: f"{v:.2f}"),
-    ("N0", "n0", lambda v: "infinite" if v is None else f"{v:,.0f}"),
+    ("N0", "n0", n0_text),
     ("DI", "di", _signed(2)),
     ("avg bet", "avg_bet", lambda v: f"{v:.3f}"),
     ("EV/round", "ev", _signed(5)),

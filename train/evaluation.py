@@ -7,12 +7,11 @@ the convention of ``blackjack-evaluate report``'s learning curve.
 from __future__ import annotations
 
 from blackjack_env.rules import Rules
-from blackjack_env.simulate import Policy
+from blackjack_env.simulate import Z95, Policy
 from blackjack_env.solver import Solution
 from blackjack_env.strategy import StrategyTable
 from evaluate.runner import simulate
 
-Z95 = 1.959963984540054
 METRIC_COLUMNS = (
     "step",
     "ev",
