@@ -345,7 +345,7 @@ class BlackjackEnv(gym.Env):
         self.observation_names = (*OBS_NAMES, *count_names(count_obs))
         # the other seats' policy (policy 0 of the table driver; unused at a table of one)
         kind, table = table_policy(self.rules, others, self.seats)
-        self._kinds, self._actions, self._insurance, self._params = T.driver_policies(kind, table)
+        self._kinds, self._actions, self._insurance = T.driver_policies(kind, table)
         self._prngs = np.zeros((1, 4), np.int64)
         self._bets = np.array(self._bet_sizes() or (1.0,), np.float64)  # one round: a flat bet of 1
         self._st[E.S_AGENT] = self.seat
@@ -432,7 +432,6 @@ class BlackjackEnv(gym.Env):
                 self._kinds,
                 self._actions,
                 self._insurance,
-                self._params,
                 self._prngs,
             )
         )

@@ -149,24 +149,25 @@ def _count_bet(params, policy, count, shoe_id, exited, tc_base):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out):
-    """The kernel for tables and random play: ``_play_chunk`` with the counting code compiled out."""
-    _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, None)
+    """The kernel for tables and random play: ``_play_chunk`` with the counting code compiled out
+    (``params``, all zeros here, is taken so that both kernels have one signature)."""
+    _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, None)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def simulate_counting_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out):
     """The kernel when a counting strategy plays (bets by its count, index plays)."""
-    _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, params)
+    _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, params)
 
 
 @njit(cache=True, nogil=True, _nrt=False, forceinline=True)
-def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, counting):
+def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, counting):
     """Play n_rounds from a fresh shoe with every policy on the same cards; accumulate into out.
 
-    kinds int64[P + 1], actions int64[P + 1, 38, 10, 5], insurance bool[P + 1, 2], params
-    float64[P + 1, N] (counting policies' count, ramp and indices): the policies evaluated in
-    ``seat`` of a table of ``seats``, then the policy of the other seats (flat bets of 1); a
-    counting policy bets by its ramp and may sit a round out (bet 0);
+    kinds int64[P + 1], actions int64[P + 1, 38, 10, 5], insurance bool[P + 1, 2]: the policies
+    evaluated in ``seat`` of a table of ``seats``, then the policy of the other seats (flat bets of
+    1); counting: None (compiled out), or float64[P + 1, N], the counting policies' count, ramp and
+    indices (``count_policy``): such a policy bets by its ramp and may sit a round out (bet 0);
     words: int64[4 (P + 1)] generator words (cards, then each evaluated policy's own randomness);
     work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 2, 4], and per policy: the shoe
     it left (exit rule) and its true count before the round), allocated by the caller;
@@ -199,7 +200,7 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
         due = E.shuffle_due(st)
         shoe_id = st[E.S_SHUFFLES] + due  # once a round: the first policy's deal does the shuffle
         if counting is not None:
-            _round_counts(params, st, n_policies, due, counts)
+            _round_counts(counting, st, n_policies, due, counts)
         for k in range(4):
             saved_rng[k] = st[E.S_RNG + k]
         first = 0.0
@@ -219,11 +220,11 @@ def _play_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, s
             st[E.seat_slot(seat, E.SEAT_POLICY)] = p
             bet = 1.0
             bucket = -1
-            if counting is not None and params[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (all have a ramp)
-                bet, bucket = _count_bet(params[p], p, counts[p], shoe_id, exited, _tc_base(n_policies, p))
+            if counting is not None and counting[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (all have a ramp)
+                bet, bucket = _count_bet(counting[p], p, counts[p], shoe_id, exited, _tc_base(n_policies, p))
                 if bet == 0.0:
                     st[active_slot] = 0
-            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, params, mask, rngs, counting)
+            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, mask, rngs, counting)
             st[E.S_FIXED_END] = 0
             reward = 0.0
             unit = 0.0

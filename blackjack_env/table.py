@@ -24,22 +24,22 @@ SHOE_STEPS = 52  # the shoe-dealt observation counts 52nds of the shoe
 
 
 def driver_policies(kind: int, table: StrategyTable | None) -> tuple[np.ndarray, ...]:
-    """The driver's policy arrays (kinds, actions, insurance, params) for one table policy (the
-    envs' other seats); a random policy's table arrays are unused zeros."""
+    """The driver's policy arrays (kinds, actions, insurance) for one table policy (the envs' other
+    seats); a random policy's table arrays are unused zeros."""
     actions = table.actions if table is not None else np.zeros((N_ROWS, N_UP, N_PLAY), np.int64)
     insurance = table.insurance if table is not None else np.zeros(2, np.bool_)
-    return np.array([kind], np.int64), actions[None].copy(), insurance[None].copy(), np.zeros((1, 1))
+    return np.array([kind], np.int64), actions[None].copy(), insurance[None].copy()
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def policy_decision(kind, actions, insurance, params, st, hands, shoe, mask, prng, counting):
-    """The acting seat's action under a policy: its table's choice, a counting strategy's (its
-    ``params``, see ``count_policy``), or a uniform legal one. Where counting strategies play
+def policy_decision(kind, actions, insurance, st, hands, mask, prng, counting):
+    """The acting seat's action under a policy: its table's choice, a counting strategy's (its row
+    of ``counting``, see ``count_policy``), or a uniform legal one. Where counting strategies play
     (``counting`` not None) a table plays through ``count_decision`` too: with no entries it is
     the table's choice, and the kernel holds one copy of that code instead of two."""
     if counting is not None:  # None: numba prunes this branch at compile time
         if kind != POLICY_RANDOM:
-            return count_decision(actions, insurance, params, st, hands)
+            return count_decision(actions, insurance, counting, st, hands)
     elif kind == POLICY_TABLE:
         return table_decision(actions, insurance, st, hands)
     E.legal_mask(st, hands, mask)
@@ -47,12 +47,13 @@ def policy_decision(kind, actions, insurance, params, st, hands, shoe, mask, prn
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, params, mask, prngs, counting):
+def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, mask, prngs, counting):
     """Deal a round (``action`` < 0) or apply the stop seat's ``action``, then let the seats'
     policies act (seat s plays policy ``st[seat_slot(s, SEAT_POLICY)]``) until ``stop_seat``
     must decide or the round is over. One call site each of ``start_round`` and ``step_round``,
     so both inline once. ``counting`` is None where no counting strategy plays (the envs, the
-    table-policy kernel): numba then prunes their play at compile time; else any array."""
+    table-policy kernel): numba then prunes their play at compile time; else the compiled counting
+    strategies, a row per policy (``count_policy``)."""
     if action < 0:
         E.start_round(st, hands, shoe, res)
     while True:
@@ -61,13 +62,14 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
         if st[E.S_PHASE] == E.P_OVER or st[E.S_SEAT] == stop_seat:
             return
         p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
-        action = policy_decision(
-            kinds[p], actions[p], insurance[p], params[p], st, hands, shoe, mask, prngs[p], counting
-        )
+        if counting is None:  # (pruned at compile time: one call site is left)
+            action = policy_decision(kinds[p], actions[p], insurance[p], st, hands, mask, prngs[p], None)
+        else:
+            action = policy_decision(kinds[p], actions[p], insurance[p], st, hands, mask, prngs[p], counting[p])
 
 
 @njit(cache=True, _nrt=False)
-def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, actions, insurance, params, prngs):
+def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, actions, insurance, prngs):
     """One env transition at a table; returns the agent's reward (its bet times its result).
 
     ``action`` < 0 deals a round (Blackjack-v0's reset); in a shoe episode's bet phase it is a
@@ -88,7 +90,7 @@ def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, action
         if not playing:
             stop = NO_SEAT  # the round is played by the others alone
         action = -1
-    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, params, mask, prngs, None)
+    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None)
     reward = 0.0
     over = st[E.S_PHASE] == E.P_OVER
     if over and st[E.seat_slot(agent, E.SEAT_ACTIVE)]:
