@@ -55,7 +55,8 @@ PC_INDEX = PC_WHEN + N_ROWS * N_UP * N_QUESTIONS  # per cell and question: the i
 N_PARAMS = PC_INDEX + N_ROWS * N_UP * N_QUESTIONS
 
 
-def cell_slot(row: int, col: int, question: int) -> int:
+@njit(cache=True, _nrt=False, inline="always")
+def cell_slot(row, col, question):
     """Offset of a cell's question within the PC_WHEN / PC_INDEX blocks."""
     return (row * N_UP + col) * N_QUESTIONS + question
 
@@ -202,7 +203,7 @@ def _indexed_play(actions, params, st, hands, row, col, split_legal):
 def _answer(actions, params, row, col, question, action, allowed, count):
     """(yes, by an entry): the cell's entry for the question decides on the count; without one,
     basic strategy does (``action`` is its first choice among those ``allowed``)."""
-    slot = (row * N_UP + col) * N_QUESTIONS + question  # cell_slot, inline
+    slot = cell_slot(row, col, question)
     when = params[PC_WHEN + slot]
     if when != WHEN_NONE:
         return _holds(when, params[PC_INDEX + slot], count), True
@@ -233,7 +234,7 @@ def policy_params(strategy: object, rules: object) -> np.ndarray:
     for entry in strategy.indices:
         _, when_name = entry.stand_form  # an H entry is the S entry it equals
         when = WHEN_AT_OR_ABOVE if when_name == "at_or_above" else WHEN_BELOW
-        if entry.question == "insurance":
+        if entry.hand == "insurance":
             out[PC_INS_WHEN] = when
             out[PC_INS_INDEX] = entry.index
             continue

@@ -170,10 +170,6 @@ class IndexEntry:
     col: int = -1
 
     @property
-    def question(self) -> str:
-        return "insurance" if self.hand == "insurance" else self.action
-
-    @property
     def question_id(self) -> int:
         """0 surrender, 1 split, 2 double, 3 stand/hit (an H entry is stored as "stand" negated)."""
         return QUESTION_OF_ACTION[self.action]

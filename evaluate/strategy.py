@@ -18,6 +18,7 @@ import io
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from blackjack_env.solver import ACTION_NAMES, Removal, Solution, effects_of_removal, generate_indices, solve
 from blackjack_env.solver.indices import check_rules, load_system
@@ -144,6 +145,10 @@ def indices_main(args: argparse.Namespace) -> int:
         check_rules(rules)
         if args.plot:
             import matplotlib  # noqa: F401  (fail before the work: the plot needs it)
+
+            folder = Path(args.plot).resolve().parent
+            if not folder.is_dir():
+                raise ValueError(f"--plot {args.plot}: there is no folder {folder}")
         table = generate_indices(rules, system)
         if args.plot:
             table.plot(args.plot)

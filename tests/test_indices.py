@@ -195,6 +195,14 @@ def test_cli_plot(tmp_path: Path, i18_table: IndexTable, capsys: pytest.CaptureF
     assert json.loads(capsys.readouterr().out) == i18_table.to_json()
 
 
+def test_a_plot_into_a_missing_folder_fails_before_the_work(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    args = ["--indices", "hilo", "--set", "penetration=0.75", "--plot", "no-such-folder/indices.png"]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "there is no folder" in captured.err
+
+
 @pytest.mark.parametrize(
     ("tags", "message"),
     [
