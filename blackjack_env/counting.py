@@ -67,6 +67,11 @@ class CountingSystem:
             raise ValueError(f"counting system {name!r}: tags lack the values {', '.join(missing)}")
         return cls(name, tuple(float(tags[v]) for v in VALUES), balanced)
 
+    @property
+    def count_name(self) -> str:
+        """What its strategies play on: an unbalanced system keeps its running count."""
+        return "true count" if self.balanced else "running count"
+
     def deck_sum(self) -> float:
         """The tags of one whole deck added up (4 cards of each value, 16 tens): 0 when balanced."""
         return 4.0 * float(np.dot(VALUE_WEIGHTS, self.tags))

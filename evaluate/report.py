@@ -288,8 +288,8 @@ class Counting:
 
     @property
     def count_name(self) -> str:
-        """What the buckets count: an unbalanced system plays on its running count."""
-        return "true count" if self.strategy.system.balanced else "running count"
+        """What the buckets count (``CountingSystem.count_name``)."""
+        return self.strategy.system.count_name
 
     def system_text(self) -> str:
         system = self.strategy.system

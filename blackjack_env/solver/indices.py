@@ -111,7 +111,7 @@ class IndexTable:
 
     @property
     def count_name(self) -> str:
-        return "true count" if self.system.balanced else "running count"
+        return self.system.count_name
 
     def to_csv(self) -> str:
         """One line per entry: hand, up, action (I for insurance), when, index, gain_per_100."""
