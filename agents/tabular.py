@@ -88,7 +88,7 @@ def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, reward_mode,
     rounds = 0
     total = 0.0
     while steps < steps_wanted:
-        E.start_round(st, hands, shoe, res)
+        E.start_round(st, hands, shoe, res, None)  # a lone seat
         depth = 0
         cut = 0  # the last decision off the greedy policy: earlier ones get no credit
         reward = 0.0
@@ -117,7 +117,7 @@ def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, reward_mode,
                 if choice != best:
                     cut = depth
                 depth += 1
-            reward = E.step_round(st, hands, shoe, rv, res, action)
+            reward = E.step_round(st, hands, shoe, rv, res, action, None)
             steps += 1
         rounds += 1
         total += reward

@@ -579,6 +579,17 @@ def set_seats(st, seats):
         st[S_SEAT_BASE + s * SEAT_FIELDS + SEAT_ACTIVE] = s < seats
 
 
+#: The ``at_table`` argument of the round's functions at a table of several seats (``table_kind``).
+TABLE = 1
+
+
+def table_kind(seats: int) -> int | None:
+    """The round's ``at_table`` argument for a table of ``seats``: None for a lone seat, whose
+    round numba then compiles without the table's seat loops (they cost a lone player's
+    simulator 7-9%), else TABLE. Each kind is its own compiled specialisation of a kernel."""
+    return None if seats == 1 else TABLE
+
+
 def new_hands(seats: int = 1) -> np.ndarray:
     """The hand array of a table of ``seats`` boxes (MAX_HANDS rows each)."""
     return np.zeros((seats * MAX_HANDS, HAND_FIELDS), HAND_DTYPE)
@@ -599,38 +610,19 @@ def shuffle_due(st):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def start_round(st, hands, shoe, res):
+def start_round(st, hands, shoe, res, at_table):
     """Deal a new round and open its first decision.
 
     Deal order: one card to each playing seat from seat 0 up, the dealer's up card, a second card
     to each seat in the same order, then the hole card (peek games; no-hole-card games draw the
-    dealer's second card after the players act)."""
+    dealer's second card after the players act). ``at_table`` (see ``table_kind``): None compiles
+    the lone seat's deal inline, with no trace of the table's (``_deal_table``, out of line)."""
     if shuffle_due(st):
         reset_shoe(st)
     st[S_FORCE_SHUFFLE] = 0
     st[S_ROUNDS] += 1
     st[S_ROUND_START] = st[S_SHOE_POS]
     st[S_MID_SHUFFLE] = 0
-    n_playing = 0
-    for s in range(st[S_SEATS]):  # row offsets, not views: this runs every round
-        base = S_SEAT_BASE + s * SEAT_FIELDS
-        row = s * MAX_HANDS
-        for h in range(max(st[base + SEAT_NUM_HANDS], 1)):
-            for field in range(H_CARDS):  # a hand's cards are read only up to its count
-                hands[row + h, field] = 0
-        for i in range(s * RES_SIZE, s * RES_SIZE + RES_REWARD + 1):  # results, not the scratch
-            res[i] = 0.0
-        st[base + SEAT_INS] = INS_NONE
-        st[base + SEAT_NATURAL] = 0
-        st[base + SEAT_DEFER] = 0
-        st[base + SEAT_NUM_HANDS] = 0
-        if st[base + SEAT_ACTIVE] != 0:
-            st[base + SEAT_NUM_HANDS] = 1
-            hands[row, H_BET] = 1
-            hands[row, H_STATUS] = HS_PLAY
-            st[S_ORDER + n_playing] = s
-            n_playing += 1
-        st[base + SEAT_CUR] = row
     st[S_EVEN_MONEY] = 0
     st[S_DEALER_N] = 0
     st[S_DEALER_HARD] = 0
@@ -638,6 +630,72 @@ def start_round(st, hands, shoe, res):
     st[S_HOLE_HIDDEN] = 0
     st[S_PEEK_PENDING] = 0
     st[S_PEEKED] = 0
+    if at_table is not None:  # (pruned at compile time for the lone seat)
+        _deal_table(st, hands, shoe, res)
+        return
+    # the lone seat 0 (it always plays): its scalars are the acting seat's throughout the round
+    _clear_seat(st, hands, res, 0)
+    st[S_SEAT] = 0
+    st[S_ROW0] = 0
+    st[S_RES0] = 0
+    st[S_ORDER] = 0
+    st[S_NUM_HANDS] = 1
+    st[S_CUR] = 0
+    n_cards = 4 if st[S_RULES + R_PEEK] != 0 else 3  # no peek: the hole card comes at the end
+    for k in range(n_cards):  # one call site of the inlined draw
+        code = draw(st, shoe)
+        if k % 2 == 0:
+            add_card(hands, 0, code)
+        else:
+            dealer_add(st, code)
+    st[S_HOLE_HIDDEN] = n_cards == 4
+    st[S_NATURAL] = hand_total(hands, 0) == 21
+    st[S_INS] = _insurance_offer(st, st[S_NATURAL] != 0)
+    if st[S_INS] == INS_PENDING:
+        st[S_PHASE] = P_INSURANCE
+    else:
+        _after_insurance(st)
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _clear_seat(st, hands, res, s):
+    """Seat s's hands, results and round flags back to a new round's; it gets its first hand
+    (one unit bet, to be dealt) when it plays this round. Returns whether it plays."""
+    base = S_SEAT_BASE + s * SEAT_FIELDS
+    row = s * MAX_HANDS
+    for h in range(max(st[base + SEAT_NUM_HANDS], 1)):
+        for field in range(H_CARDS):  # a hand's cards are read only up to its count
+            hands[row + h, field] = 0
+    for i in range(s * RES_SIZE, s * RES_SIZE + RES_REWARD + 1):  # results, not the scratch
+        res[i] = 0.0
+    st[base + SEAT_INS] = INS_NONE
+    st[base + SEAT_NATURAL] = 0
+    st[base + SEAT_DEFER] = 0
+    st[base + SEAT_CUR] = row
+    playing = st[base + SEAT_ACTIVE] != 0
+    st[base + SEAT_NUM_HANDS] = playing
+    if playing:
+        hands[row, H_BET] = 1
+        hands[row, H_STATUS] = HS_PLAY
+    return playing
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _insurance_offer(st, natural):
+    """A seat's insurance state once the cards are out: the question is pending when the up card
+    is an ace and insurance, or even money for this natural, is offered."""
+    offered = st[S_RULES + R_INSURANCE] != 0 or (natural and st[S_RULES + R_EVEN_MONEY] != 0)
+    return INS_PENDING if up_value(st) == 1 and offered else INS_NONE
+
+
+@njit(cache=True, _nrt=False, forceinline=False)
+def _deal_table(st, hands, shoe, res):
+    """``start_round``'s deal at a table of several seats (out of line: the lone seat's is inline)."""
+    n_playing = 0
+    for s in range(st[S_SEATS]):  # row offsets, not views: this runs every round
+        if _clear_seat(st, hands, res, s):
+            st[S_ORDER + n_playing] = s
+            n_playing += 1
     n_cards = 2 * n_playing + (2 if st[S_RULES + R_PEEK] != 0 else 1)  # no peek: the hole card comes at the end
     r = 0  # who gets the card: the r-th playing seat, or the dealer when r == n_playing
     for _ in range(n_cards):  # one call site of the inlined draw
@@ -648,20 +706,16 @@ def start_round(st, hands, shoe, res):
         else:
             dealer_add(st, code)
             r = 0
-    if st[S_DEALER_N] == 2:
-        st[S_HOLE_HIDDEN] = 1
-    up_ace = up_value(st) == 1
+    st[S_HOLE_HIDDEN] = st[S_DEALER_N] == 2
     first_insured = -1
     for r in range(n_playing):
         s = st[S_ORDER + r]
         row = s * MAX_HANDS
         natural = best_total(hands[row, H_HARD], hands[row, H_ACES]) == 21
         st[seat_slot(s, SEAT_NATURAL)] = natural
-        offered = st[S_RULES + R_INSURANCE] != 0 or (natural and st[S_RULES + R_EVEN_MONEY] != 0)
-        if up_ace and offered:
-            st[seat_slot(s, SEAT_INS)] = INS_PENDING
-            if first_insured < 0:
-                first_insured = s
+        st[seat_slot(s, SEAT_INS)] = _insurance_offer(st, natural)
+        if first_insured < 0 and st[seat_slot(s, SEAT_INS)] == INS_PENDING:
+            first_insured = s
     _load_seat(st, first_insured if first_insured >= 0 else st[S_ORDER])
     if first_insured >= 0:
         st[S_PHASE] = P_INSURANCE
@@ -717,7 +771,10 @@ def _after_insurance(st):
             return True  # every seat took even money
     up = up_value(st)
     if st[S_RULES + R_PEEK] != 0 and (up == 1 or up == 10):
-        first = _early_surrender_seat(st, 0) if st[S_RULES + R_SURRENDER] == SURR_EARLY else -1
+        first = -1
+        if st[S_RULES + R_SURRENDER] == SURR_EARLY:
+            save_seat(st)  # the seats' blocks current: a lone seat's deal writes only its scalars
+            first = _early_surrender_seat(st, 0)
         if first >= 0 and surrender_allowed_vs(st):
             st[S_PEEK_PENDING] = 1  # early surrender is decided before the dealer checks
             _switch_seat(st, first)
@@ -881,7 +938,7 @@ def _step_between(st, hands, shoe, action):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def step_round(st, hands, shoe, rv, res, action):
+def step_round(st, hands, shoe, rv, res, action, at_table):
     """Apply the acting seat's legal action and move to the next decision at the table;
     returns seat 0's reward once the round is over, else 0 (every seat's is in its res block).
 
@@ -890,11 +947,13 @@ def step_round(st, hands, shoe, rv, res, action):
     runs as before. Every path that ends the round meets at one ``finish_round``."""
     if st[S_PHASE] == P_PLAY and st[S_PEEK_PENDING] == 0:
         h = _play_action(st, hands, shoe, action)  # the one inline call site of each piece
-        over = h >= 0 and _play_from(st, hands, shoe, h) and _table_done(st, hands, shoe, st[S_SEAT] + 1)
+        over = h >= 0 and _play_from(st, hands, shoe, h)
+        if at_table is not None:  # other seats may follow (pruned for the lone seat)
+            over = over and _table_done(st, hands, shoe, st[S_SEAT] + 1)
     else:
         over = _step_between(st, hands, shoe, action)
     if over:
-        finish_round(st, hands, shoe, rv, res)
+        finish_round(st, hands, shoe, rv, res, at_table)
     return res[RES_REWARD] if over else 0.0
 
 
@@ -960,40 +1019,20 @@ def settle(st, hands, rv, res, dealer_total, dealer_bj):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def finish_round(st, hands, shoe, rv, res):
+def finish_round(st, hands, shoe, rv, res, at_table):
     """Play the dealer's hand as far as the table needs it, then settle every seat's bets.
 
     The dealer draws while any hand at the table must be compared with the dealer's total; a
-    no-hole-card dealer takes the second card when any seat's result depends on it."""
-    late_no_peek = st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_SURRENDER] == SURR_LATE
-    live = False  # a hand that must be compared with the dealer's total
-    needs_card = False  # a result that depends on the dealer's second card
-    for s in range(st[S_SEATS]):
-        if st[seat_slot(s, SEAT_ACTIVE)] == 0:
-            continue
-        _switch_seat(st, s)
-        natural = st[S_NATURAL] != 0 and st[S_NUM_HANDS] == 1
-        surrendered = False
-        for h in range(st[S_ROW0], st[S_ROW0] + st[S_NUM_HANDS]):
-            status = hands[h, H_STATUS]
-            if status in (HS_PLAY, HS_WAIT):  # settled without playing on (natural, blackjack)
-                status = HS_STOOD
-                hands[h, H_STATUS] = status
-            if status == HS_SURRENDERED:
-                surrendered = True
-            elif status != HS_BUST and not natural:
-                live = True
-        if st[S_INS] != INS_EVEN_MONEY:
-            needs_card |= natural or st[S_INS] == INS_TAKEN or (surrendered and late_no_peek)
-    needs_card |= live
+    no-hole-card dealer takes the second card when any seat's result depends on it. A lone
+    seat's stakes and settlement are inline (``at_table`` None), a table's loops over its seats
+    out of line."""
+    stakes = _seat_stakes(st, hands) if at_table is None else _table_stakes(st, hands)
+    live = stakes >= STAKE_LIVE
+    needs_card = stakes != STAKE_NONE
     st[S_PHASE] = P_OVER
     expected = st[S_REWARD_MODE] == REWARD_EXPECTED and _dealer_unknown(st, needs_card)
     if expected:
-        _dealer_outcomes(st, res)  # the dealer's outcome probabilities, in seat 0's scratch
-        for s in range(st[S_SEATS]):
-            if st[seat_slot(s, SEAT_ACTIVE)] != 0:
-                _switch_seat(st, s)
-                res[st[S_RES0] + RES_REWARD] = _expected_result(st, hands, rv, res)
+        _expected_rewards(st, hands, rv, res)
     hole = st[S_DEALER_N] == 1 and needs_card  # no hole card: the second card comes now
     st[S_HOLE_HIDDEN] = 0
     dealer_bj = False
@@ -1005,14 +1044,72 @@ def finish_round(st, hands, shoe, rv, res):
         dealer_add(st, draw(st, shoe))
         hole = False
     dealer_total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
+    if at_table is None:
+        _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected)
+    else:
+        _settle_table(st, hands, rv, res, dealer_total, dealer_bj, expected)
+    save_seat(st)  # every seat's block is now its final state
+
+
+# what the dealer's play must serve (``_seat_stakes``)
+STAKE_NONE = 0  # no result depends on the dealer's cards
+STAKE_CARD = 1  # a result depends on the dealer's second card only (natural, insurance, late surrender)
+STAKE_LIVE = 2  # a hand must be compared with the dealer's total
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _seat_stakes(st, hands):
+    """What the acting seat's results need of the dealer's play (STAKE_*); hands left unplayed
+    (a natural, a dealer blackjack found by the peek) stand as they are."""
+    natural = st[S_NATURAL] != 0 and st[S_NUM_HANDS] == 1
+    surrendered = False
+    live = False
+    for h in range(st[S_ROW0], st[S_ROW0] + st[S_NUM_HANDS]):
+        status = hands[h, H_STATUS]
+        if status in (HS_PLAY, HS_WAIT):  # settled without playing on (natural, blackjack)
+            status = HS_STOOD
+            hands[h, H_STATUS] = status
+        if status == HS_SURRENDERED:
+            surrendered = True
+        elif status != HS_BUST and not natural:
+            live = True
+    if live:
+        return STAKE_LIVE
+    ins = st[S_INS]
+    late_no_peek = st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_SURRENDER] == SURR_LATE
+    if ins != INS_EVEN_MONEY and (natural or ins == INS_TAKEN or (surrendered and late_no_peek)):
+        return STAKE_CARD
+    return STAKE_NONE
+
+
+@njit(cache=True, _nrt=False, forceinline=False)
+def _table_stakes(st, hands):
+    """The most any playing seat's results need of the dealer's play (STAKE_*)."""
+    stakes = STAKE_NONE
     for s in range(st[S_SEATS]):
         if st[seat_slot(s, SEAT_ACTIVE)] != 0:
             _switch_seat(st, s)
-            r0 = st[S_RES0]
-            res[r0 + RES_TOTAL] = settle(st, hands, rv, res, dealer_total, dealer_bj)
-            if not expected:
-                res[r0 + RES_REWARD] = res[r0 + RES_TOTAL]
-    save_seat(st)  # every seat's block is now its final state
+            stakes = max(stakes, _seat_stakes(st, hands))
+    return stakes
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected):
+    """The acting seat's net result against the dealer's hand, and its reward (the result, or
+    its expectation already in place when ``expected``)."""
+    r0 = st[S_RES0]
+    res[r0 + RES_TOTAL] = settle(st, hands, rv, res, dealer_total, dealer_bj)
+    if not expected:
+        res[r0 + RES_REWARD] = res[r0 + RES_TOTAL]
+
+
+@njit(cache=True, _nrt=False, forceinline=False)
+def _settle_table(st, hands, rv, res, dealer_total, dealer_bj, expected):
+    """``_settle_seat`` for every playing seat of a table."""
+    for s in range(st[S_SEATS]):
+        if st[seat_slot(s, SEAT_ACTIVE)] != 0:
+            _switch_seat(st, s)
+            _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected)
 
 
 # ============================================================================= expected rewards
@@ -1039,6 +1136,17 @@ def _dealer_unknown(st, needs_card):
         st[S_UNSEEN + card_value(st[S_DEALER + 1])] += 1
         st[S_UNSEEN] += 1
     return infinite or st[S_UNSEEN] >= MIN_UNSEEN_FOR_EXPECTED
+
+
+@njit(cache=True, _nrt=False, forceinline=False)
+def _expected_rewards(st, hands, rv, res):
+    """Every playing seat's reward as its result averaged over the dealer's possible outcomes
+    (their probabilities in seat 0's scratch, ``_dealer_outcomes``)."""
+    _dealer_outcomes(st, res)
+    for s in range(st[S_SEATS]):
+        if st[seat_slot(s, SEAT_ACTIVE)] != 0:
+            _switch_seat(st, s)
+            res[st[S_RES0] + RES_REWARD] = _expected_result(st, hands, rv, res)
 
 
 @njit(cache=True, _nrt=False, forceinline=False)
@@ -1163,18 +1271,3 @@ def write_view(st, hands, obs, mask, count_mode):
     """The acting seat's observation and legal actions."""
     write_obs(st, hands, obs, count_mode)
     legal_mask(st, hands, mask)
-
-
-@njit(cache=True, _nrt=False)
-def env_reset(st, hands, shoe, res, obs, mask, count_mode):
-    """Start a round and write its observation and mask (one compiled call per reset)."""
-    start_round(st, hands, shoe, res)
-    write_view(st, hands, obs, mask, count_mode)
-
-
-@njit(cache=True, _nrt=False)
-def env_step(st, hands, shoe, rv, res, obs, mask, count_mode, action):
-    """Apply a legal action and write the next observation and mask; returns the reward."""
-    reward = step_round(st, hands, shoe, rv, res, action)
-    write_view(st, hands, obs, mask, count_mode)
-    return reward

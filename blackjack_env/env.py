@@ -348,6 +348,7 @@ class BlackjackEnv(gym.Env):
         self._kinds, self._actions, self._insurance = T.driver_policies(kind, table)
         self._prngs = np.zeros((1, 4), np.int64)
         self._bets = np.array(self._bet_sizes() or (1.0,), np.float64)  # one round: a flat bet of 1
+        self._at_table = E.table_kind(self.seats)
         self._st[E.S_AGENT] = self.seat
         self._st[E.S_COUNT_MODE] = self._count_mode
         self._st[E.S_OBS_EXTRA] = self._extra_index()
@@ -433,6 +434,7 @@ class BlackjackEnv(gym.Env):
                 self._actions,
                 self._insurance,
                 self._prngs,
+                self._at_table,
             )
         )
 

@@ -148,20 +148,20 @@ def _count_bet(params, policy, count, shoe_id, exited, tc_base):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out):
+def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, at_table):
     """The kernel for tables and random play: ``_play_chunk`` with the counting code compiled out
     (``params``, all zeros here, is taken so that both kernels have one signature)."""
-    _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, None)
+    _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, None, at_table)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def simulate_counting_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out):
+def simulate_counting_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, at_table):
     """The kernel when a counting strategy plays (bets by its count, index plays)."""
-    _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, params)
+    _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, params, at_table)
 
 
 @njit(cache=True, nogil=True, _nrt=False, forceinline=True)
-def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, counting):
+def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, counting, at_table):
     """Play n_rounds from a fresh shoe with every policy on the same cards; accumulate into out.
 
     kinds int64[P + 1], actions int64[P + 1, 38, 10, 5], insurance bool[P + 1, 2]: the policies
@@ -171,7 +171,7 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
     words: int64[4 (P + 1)] generator words (cards, then each evaluated policy's own randomness);
     work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 2, 4], and per policy: the shoe
     it left (exit rule) and its true count before the round), allocated by the caller;
-    out: float64[out_size(P)]."""
+    out: float64[out_size(P)]; at_table: the round's kind (``engine.table_kind(seats)``)."""
     st, hands, shoe, res, mask, rngs, exited, counts = work
     n_policies = kinds.shape[0] - 1
     diff_base = OUT_STATS + n_policies * N_STATS
@@ -224,7 +224,7 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
                 bet, bucket = _count_bet(counting[p], p, counts[p], shoe_id, exited, _tc_base(n_policies, p))
                 if bet == 0.0:
                     st[active_slot] = 0
-            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, mask, rngs, counting)
+            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, mask, rngs, counting, at_table)
             st[E.S_FIXED_END] = 0
             reward = 0.0
             unit = 0.0
@@ -354,7 +354,8 @@ def run_chunk(
     insurance = np.ascontiguousarray(np.stack([i for _, i in arrays]))
     params = np.ascontiguousarray(np.stack([policy.count_params() for policy in seated]))
     kernel = simulate_counting_chunk if any(p.counting is not None for p in seated) else simulate_chunk
-    kernel(rules_array, kinds, actions, insurance, params, words, rounds, table.seats, table.seat, work, out)
+    at_table = E.table_kind(table.seats)
+    kernel(rules_array, kinds, actions, insurance, params, words, rounds, table.seats, table.seat, work, out, at_table)
     return out
 
 

@@ -47,18 +47,19 @@ def policy_decision(kind, actions, insurance, st, hands, mask, prng, counting):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, mask, prngs, counting):
+def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, mask, prngs, counting, at_table):
     """Deal a round (``action`` < 0) or apply the stop seat's ``action``, then let the seats'
     policies act (seat s plays policy ``st[seat_slot(s, SEAT_POLICY)]``) until ``stop_seat``
     must decide or the round is over. One call site each of ``start_round`` and ``step_round``,
     so both inline once. ``counting`` is None where no counting strategy plays (the envs, the
     table-policy kernel): numba then prunes their play at compile time; else the compiled counting
-    strategies, a row per policy (``count_policy``)."""
+    strategies, a row per policy (``count_policy``). ``at_table``: the round's kind
+    (``engine.table_kind``)."""
     if action < 0:
-        E.start_round(st, hands, shoe, res)
+        E.start_round(st, hands, shoe, res, at_table)
     while True:
         if action >= 0:
-            E.step_round(st, hands, shoe, rv, res, action)
+            E.step_round(st, hands, shoe, rv, res, action, at_table)
         if st[E.S_PHASE] == E.P_OVER or st[E.S_SEAT] == stop_seat:
             return
         p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
@@ -69,7 +70,7 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
 
 
 @njit(cache=True, _nrt=False)
-def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, actions, insurance, prngs):
+def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, actions, insurance, prngs, at_table):
     """One env transition at a table; returns the agent's reward (its bet times its result).
 
     ``action`` < 0 deals a round (Blackjack-v0's reset); in a shoe episode's bet phase it is a
@@ -78,7 +79,9 @@ def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, action
     agent must decide or the round is over; a shoe episode then opens the next bet, unless the
     cut card came out (the episode's end: ``st[S_PHASE] == P_OVER`` with no bet due). The agent's
     observation and mask are written. The env's settings are table state (``S_AGENT``,
-    ``S_COUNT_MODE``, ``S_OBS_EXTRA``): every argument costs the Python call of a step."""
+    ``S_COUNT_MODE``, ``S_OBS_EXTRA``): every argument costs the Python call of a step; but the
+    round's kind (``at_table``, ``engine.table_kind``) must be an argument, as numba compiles
+    the lone seat's round apart."""
     agent = st[E.S_AGENT]
     stop = agent
     if st[E.S_BETTING]:
@@ -90,7 +93,7 @@ def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, action
         if not playing:
             stop = NO_SEAT  # the round is played by the others alone
         action = -1
-    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None)
+    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
     reward = 0.0
     over = st[E.S_PHASE] == E.P_OVER
     if over and st[E.seat_slot(agent, E.SEAT_ACTIVE)]:

@@ -38,25 +38,41 @@ from .shoe_env import DEFAULT_BETS, SHOE_OBS_NAMES, shoe_nvec, shoe_options
 
 
 @njit(cache=True, _nrt=False)
-def _start_tables(st, hands, shoe, rv, res, obs, mask, which, bets, kinds, acts, ins, prngs):
+def _start_tables(st, hands, shoe, rv, res, obs, mask, which, bets, kinds, acts, ins, prngs, at_table):
     """Start an episode at every table in ``which``: a round dealt, or a shoe's first bet due."""
     for i in range(st.shape[0]):
         if which[i]:
-            _start(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], bets, kinds, acts, ins, prngs[i])
+            _start(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], bets, kinds, acts, ins, prngs[i], at_table)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _start(st, hands, shoe, rv, res, obs, mask, bets, kinds, acts, ins, prngs):
+def _start(st, hands, shoe, rv, res, obs, mask, bets, kinds, acts, ins, prngs, at_table):
     if st[E.S_SHOE_EPISODE]:
         T.begin_shoe(st)
         T.write_agent_view(st, hands, obs, mask)
     else:
-        T.env_advance(st, hands, shoe, rv, res, obs, mask, -1, bets, kinds, acts, ins, prngs)
+        T.env_advance(st, hands, shoe, rv, res, obs, mask, -1, bets, kinds, acts, ins, prngs, at_table)
 
 
 @njit(cache=True, _nrt=False)
 def _step_tables(
-    st, hands, shoe, rv, res, obs, mask, actions, rewards, terminated, autoreset, bets, kinds, acts, ins, prngs
+    st,
+    hands,
+    shoe,
+    rv,
+    res,
+    obs,
+    mask,
+    actions,
+    rewards,
+    terminated,
+    autoreset,
+    bets,
+    kinds,
+    acts,
+    ins,
+    prngs,
+    at_table,
 ):
     """Step every table (or start its next episode, after a finished one); returns the first
     table whose action is illegal, or -1. Nothing is changed when an action is illegal."""
@@ -68,7 +84,7 @@ def _step_tables(
             return i
     for i in range(n):
         if autoreset[i]:
-            _start(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], bets, kinds, acts, ins, prngs[i])
+            _start(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], bets, kinds, acts, ins, prngs[i], at_table)
             rewards[i] = 0.0
             terminated[i] = False
             autoreset[i] = False
@@ -87,6 +103,7 @@ def _step_tables(
                 acts,
                 ins,
                 prngs[i],
+                at_table,
             )
             done = st[i, E.S_PHASE] == E.P_OVER and not st[i, E.S_BETTING]
             terminated[i] = done
@@ -198,7 +215,7 @@ class BlackjackVectorEnv(VectorEnv):
         self._seeded = False
 
     def _policy_args(self) -> tuple[Any, ...]:
-        return (self._bets, self._kinds, self._actions, self._insurance, self._prngs)
+        return (self._bets, self._kinds, self._actions, self._insurance, self._prngs, E.table_kind(self.seats))
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
         """Start a new episode at every table (or at those in ``options["reset_mask"]``)."""
