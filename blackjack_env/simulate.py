@@ -91,10 +91,8 @@ def out_size(n_policies: int) -> int:
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _record(out, base, st, hands, seat, bet, reward):
-    """Add one round of the policy in ``seat`` with its bet and net result."""
-    out[base + ST_PLAYED] += 1
-    out[base + ST_BET] += bet
+def _record(out, base, st, hands, seat, reward):
+    """Add one round of the policy in ``seat`` with its net result (its bet is the caller's)."""
     out[base + ST_SUM] += reward
     out[base + ST_SUMSQ] += reward * reward
     if reward > 0:
@@ -231,7 +229,11 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
             if bet > 0.0:
                 unit = res[reward_slot]
                 reward = bet * unit
-                _record(out, OUT_STATS + p * N_STATS, st, hands, seat, bet, reward)
+                stats = OUT_STATS + p * N_STATS
+                _record(out, stats, st, hands, seat, reward)
+                if counting is not None:  # (else every policy bets 1 every round: added up after the loop)
+                    out[stats + ST_PLAYED] += 1
+                    out[stats + ST_BET] += bet
             if bucket >= 0:  # the round's true-count bucket, in one place after the round
                 out[bucket + TB_ROUNDS] += 1
                 if bet > 0.0:
@@ -240,7 +242,8 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
                     out[bucket + TB_UNIT_SQ] += unit * unit
                 else:
                     out[bucket + TB_SAT_OUT] += 1
-            st[active_slot] = 1  # (cheaper than a branch on whether it sat out)
+            if counting is not None:
+                st[active_slot] = 1  # (cheaper than a branch on whether it sat out)
             if p == 0:
                 first = reward
                 start = st[E.S_ROUND_START]
@@ -253,6 +256,10 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
                 replay = False
             replay_end = max(replay_end, st[E.S_SHOE_POS])
         out[OUT_ROUNDS] += 1
+    if counting is None:
+        for p in range(n_policies):
+            out[OUT_STATS + p * N_STATS + ST_PLAYED] += n_rounds
+            out[OUT_STATS + p * N_STATS + ST_BET] += n_rounds
     out[_shoes_slot(n_policies)] += st[E.S_SHUFFLES]  # st was cleared: the shoes begun in this chunk
 
 

@@ -60,9 +60,10 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
     while True:
         if action >= 0:
             E.step_round(st, hands, shoe, rv, res, action, at_table)
-        if st[E.S_PHASE] == E.P_OVER or st[E.S_SEAT] == stop_seat:
+        seat = 0 if at_table is None else st[E.S_SEAT]  # (a lone seat is seat 0)
+        if st[E.S_PHASE] == E.P_OVER or seat == stop_seat:
             return
-        p = st[E.seat_slot(st[E.S_SEAT], E.SEAT_POLICY)]
+        p = st[E.seat_slot(seat, E.SEAT_POLICY)]
         if counting is None:  # (pruned at compile time: one call site is left)
             action = policy_decision(kinds[p], actions[p], insurance[p], st, hands, mask, prngs[p], None)
         else:
