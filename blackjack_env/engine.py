@@ -634,7 +634,7 @@ def start_round(st, hands, shoe, res, at_table):
         _deal_table(st, hands, shoe, res)
         return
     # the lone seat 0 (it always plays): its scalars are the acting seat's throughout the round
-    _clear_hands(hands, res, 0, st[S_NUM_HANDS])
+    _clear_hands(hands, 0, st[S_NUM_HANDS])  # (its results are all written by its settlement)
     st[S_INS] = INS_NONE
     st[seat_slot(0, SEAT_DEFER)] = 0  # (its other fields are saved from its scalars when read)
     hands[0, H_BET] = 1
@@ -662,23 +662,24 @@ def start_round(st, hands, shoe, res, at_table):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _clear_hands(hands, res, s, n_hands):
-    """Seat s's last round's hands (n_hands rows) and results back to zero."""
+def _clear_hands(hands, s, n_hands):
+    """Seat s's last round's hands (n_hands rows) back to zero."""
     row = s * MAX_HANDS
     for h in range(max(n_hands, 1)):
         for field in range(H_CARDS):  # a hand's cards are read only up to its count
             hands[row + h, field] = 0
-    for i in range(s * RES_SIZE, s * RES_SIZE + RES_REWARD + 1):  # results, not the scratch
-        res[i] = 0.0
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def _clear_seat(st, hands, res, s):
     """Seat s's hands, results and round flags back to a new round's; it gets its first hand
-    (one unit bet, to be dealt) when it plays this round. Returns whether it plays."""
+    (one unit bet, to be dealt) when it plays this round. Returns whether it plays. A seat that
+    sits out keeps zero results (a playing one's are all written by its settlement)."""
     base = S_SEAT_BASE + s * SEAT_FIELDS
     row = s * MAX_HANDS
-    _clear_hands(hands, res, s, st[base + SEAT_NUM_HANDS])
+    _clear_hands(hands, s, st[base + SEAT_NUM_HANDS])
+    for i in range(s * RES_SIZE, s * RES_SIZE + RES_REWARD + 1):  # results, not the scratch
+        res[i] = 0.0
     st[base + SEAT_INS] = INS_NONE
     st[base + SEAT_NATURAL] = 0
     st[base + SEAT_DEFER] = 0
@@ -1059,7 +1060,7 @@ def finish_round(st, hands, shoe, rv, res, at_table):
         _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected)
     else:
         _settle_table(st, hands, rv, res, dealer_total, dealer_bj, expected)
-    save_seat(st)  # every seat's block is now its final state
+        save_seat(st)  # every seat's block is now its final state (a lone seat's: when read)
 
 
 # what the dealer's play must serve (``_seat_stakes``)

@@ -91,8 +91,9 @@ def out_size(n_policies: int) -> int:
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _record(out, base, st, hands, seat, reward):
-    """Add one round of the policy in ``seat`` with its net result (its bet is the caller's)."""
+def _record(out, base, st, hands, seat, reward, at_table):
+    """Add one round of the policy in ``seat`` with its net result (its bet is the caller's);
+    a lone seat's scalars are read where it acted, a table's seat from its block."""
     out[base + ST_SUM] += reward
     out[base + ST_SUMSQ] += reward * reward
     if reward > 0:
@@ -101,12 +102,16 @@ def _record(out, base, st, hands, seat, reward):
         out[base + ST_PUSH] += 1
     else:
         out[base + ST_LOSS] += 1
-    n_hands = st[E.seat_slot(seat, E.SEAT_NUM_HANDS)]
-    if st[E.seat_slot(seat, E.SEAT_NATURAL)] and n_hands == 1:
+    if at_table is None:
+        n_hands, natural, insurance = st[E.S_NUM_HANDS], st[E.S_NATURAL], st[E.S_INS]
+    else:
+        n_hands = st[E.seat_slot(seat, E.SEAT_NUM_HANDS)]
+        natural = st[E.seat_slot(seat, E.SEAT_NATURAL)]
+        insurance = st[E.seat_slot(seat, E.SEAT_INS)]
+    if natural and n_hands == 1:
         out[base + ST_BLACKJACK] += 1
     if n_hands > 1:
         out[base + ST_SPLIT] += 1
-    insurance = st[E.seat_slot(seat, E.SEAT_INS)]
     if insurance == E.INS_TAKEN or insurance == E.INS_EVEN_MONEY:
         out[base + ST_INSURANCE] += 1
     bust = surrendered = doubled = False
@@ -230,7 +235,7 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
                 unit = res[reward_slot]
                 reward = bet * unit
                 stats = OUT_STATS + p * N_STATS
-                _record(out, stats, st, hands, seat, reward)
+                _record(out, stats, st, hands, seat, reward, at_table)
                 if counting is not None:  # (else every policy bets 1 every round: added up after the loop)
                     out[stats + ST_PLAYED] += 1
                     out[stats + ST_BET] += bet
