@@ -575,12 +575,28 @@ def set_seats(st, seats):
     """A table of ``seats`` boxes (1..MAX_SEATS, checked by the caller), every one playing
     (``SEAT_ACTIVE`` turns one off for a round)."""
     st[S_SEATS] = seats
+    st[S_SEAT] = 0  # seat 0 acts (a lone seat's round relies on these and never changes them)
+    st[S_ROW0] = 0
+    st[S_RES0] = 0
+    st[S_ORDER] = 0
     for s in range(MAX_SEATS):
         st[S_SEAT_BASE + s * SEAT_FIELDS + SEAT_ACTIVE] = s < seats
 
 
 #: The ``at_table`` argument of the round's functions at a table of several seats (``table_kind``).
 TABLE = 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def acting_row0(st, at_table):
+    """The acting seat's first row in hands: 0 for a lone seat, known when its round compiles."""
+    return 0 if at_table is None else st[S_ROW0]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def acting_res0(st, at_table):
+    """The acting seat's first slot in res: 0 for a lone seat, known when its round compiles."""
+    return 0 if at_table is None else st[S_RES0]
 
 
 def table_kind(seats: int) -> int | None:
@@ -639,10 +655,6 @@ def start_round(st, hands, shoe, res, at_table):
     st[seat_slot(0, SEAT_DEFER)] = 0  # (its other fields are saved from its scalars when read)
     hands[0, H_BET] = 1
     hands[0, H_STATUS] = HS_PLAY
-    st[S_SEAT] = 0
-    st[S_ROW0] = 0
-    st[S_RES0] = 0
-    st[S_ORDER] = 0
     st[S_NUM_HANDS] = 1
     st[S_CUR] = 0
     n_cards = 4 if st[S_RULES + R_PEEK] != 0 else 3  # no peek: the hole card comes at the end
@@ -658,7 +670,7 @@ def start_round(st, hands, shoe, res, at_table):
     if st[S_INS] == INS_PENDING:
         st[S_PHASE] = P_INSURANCE
     else:
-        _after_insurance(st)
+        _after_insurance(st, at_table)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -732,7 +744,7 @@ def _deal_table(st, hands, shoe, res):
     if first_insured >= 0:
         st[S_PHASE] = P_INSURANCE
     else:
-        _after_insurance(st)
+        _after_insurance(st, TABLE)
 
 
 @njit(cache=True, _nrt=False, forceinline=False)
@@ -772,12 +784,12 @@ def _early_surrender_seat(st, s):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _after_insurance(st):
+def _after_insurance(st, at_table):
     """Every seat has answered insurance: the peek (or the early-surrender choices that come
     before it), then the first decision of play. Returns True when no seat has anything left
     (every seat took even money). Draws no card."""
-    waiting = st[S_ORDER]  # the first seat to act: it holds two cards, so it decides
-    if st[S_EVEN_MONEY] > 0:
+    waiting = 0 if at_table is None else st[S_ORDER]  # the first seat to act: it holds two cards
+    if at_table is not None and st[S_EVEN_MONEY] > 0:
         waiting = _first_waiting(st, 0)
         if waiting < 0:
             return True  # every seat took even money
@@ -793,17 +805,18 @@ def _after_insurance(st):
             st[S_PHASE] = P_PLAY
             return False
         st[S_PEEKED] = 1
-    _switch_seat(st, waiting)
+    if at_table is not None:
+        _switch_seat(st, waiting)
     settle_only = st[S_NATURAL] != 0 or (st[S_PEEKED] != 0 and dealer_blackjack(st))
     st[S_PHASE] = P_SETTLE if settle_only else P_PLAY
     return False
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _play_from(st, hands, shoe, h):
+def _play_from(st, hands, shoe, h, at_table):
     """Move play to the acting seat's hand in row h (dealing a split hand its second card);
     returns True when the seat has no hand left to play."""
-    while h < st[S_ROW0] + st[S_NUM_HANDS]:
+    while h < acting_row0(st, at_table) + st[S_NUM_HANDS]:
         st[S_CUR] = h
         if hands[h, H_N] == 1:
             add_card(hands, h, draw(st, shoe))
@@ -891,7 +904,7 @@ def _play_seats(st, hands, shoe, s):
             elif st[S_NATURAL] != 0 or (st[S_PEEKED] != 0 and hands[h, H_STATUS] == HS_PLAY and dealer_blackjack(st)):
                 st[S_PHASE] = P_SETTLE
                 return False
-            if not _play_from(st, hands, shoe, h):
+            if not _play_from(st, hands, shoe, h, TABLE):
                 return False
         s += 1
     return True
@@ -921,7 +934,7 @@ def _step_between(st, hands, shoe, action):
         if following >= 0:
             _switch_seat(st, following)
             return False
-        return _after_insurance(st)
+        return _after_insurance(st, TABLE)
     if phase == P_SETTLE:
         return _table_done(st, hands, shoe, s + 1)
     # early surrender: a seat's first choice; anything but SURRENDER waits for the peek
@@ -959,7 +972,7 @@ def step_round(st, hands, shoe, rv, res, action, at_table):
     runs as before. Every path that ends the round meets at one ``finish_round``."""
     if st[S_PHASE] == P_PLAY and st[S_PEEK_PENDING] == 0:
         h = _play_action(st, hands, shoe, action)  # the one inline call site of each piece
-        over = h >= 0 and _play_from(st, hands, shoe, h)
+        over = h >= 0 and _play_from(st, hands, shoe, h, at_table)
         if at_table is not None:  # other seats may follow (pruned for the lone seat)
             over = over and _table_done(st, hands, shoe, st[S_SEAT] + 1)
     else:
@@ -981,15 +994,15 @@ def dealer_stands_on(st, hard, aces):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def settle(st, hands, rv, res, dealer_total, dealer_bj):
+def settle(st, hands, rv, res, dealer_total, dealer_bj, at_table):
     """Every bet of the acting seat against one dealer outcome, into its block of res; returns
     the seat's net result.
 
     The table's one settlement rule, applied to the dealt outcome and, for expected rewards, to
-    each outcome the dealer's unseen cards could make."""
+    each outcome the dealer's unseen cards could make (``at_table``: the round's kind)."""
     n_hands = st[S_NUM_HANDS]
-    row0 = st[S_ROW0]
-    r0 = st[S_RES0]
+    row0 = acting_row0(st, at_table)
+    r0 = acting_res0(st, at_table)
     res[r0 + RES_INSURANCE] = 0.0
     if st[S_INS] == INS_EVEN_MONEY:
         res[r0] = 1.0
@@ -1038,7 +1051,7 @@ def finish_round(st, hands, shoe, rv, res, at_table):
     no-hole-card dealer takes the second card when any seat's result depends on it. A lone
     seat's stakes and settlement are inline (``at_table`` None), a table's loops over its seats
     out of line."""
-    stakes = _seat_stakes(st, hands) if at_table is None else _table_stakes(st, hands)
+    stakes = _seat_stakes(st, hands, None) if at_table is None else _table_stakes(st, hands)
     live = stakes >= STAKE_LIVE
     needs_card = stakes != STAKE_NONE
     st[S_PHASE] = P_OVER
@@ -1057,7 +1070,7 @@ def finish_round(st, hands, shoe, rv, res, at_table):
         hole = False
     dealer_total = best_total(st[S_DEALER_HARD], st[S_DEALER_ACES])
     if at_table is None:
-        _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected)
+        _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected, None)
     else:
         _settle_table(st, hands, rv, res, dealer_total, dealer_bj, expected)
         save_seat(st)  # every seat's block is now its final state (a lone seat's: when read)
@@ -1070,13 +1083,14 @@ STAKE_LIVE = 2  # a hand must be compared with the dealer's total
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _seat_stakes(st, hands):
+def _seat_stakes(st, hands, at_table):
     """What the acting seat's results need of the dealer's play (STAKE_*); hands left unplayed
     (a natural, a dealer blackjack found by the peek) stand as they are."""
     natural = st[S_NATURAL] != 0 and st[S_NUM_HANDS] == 1
     surrendered = False
     live = False
-    for h in range(st[S_ROW0], st[S_ROW0] + st[S_NUM_HANDS]):
+    row0 = acting_row0(st, at_table)
+    for h in range(row0, row0 + st[S_NUM_HANDS]):
         status = hands[h, H_STATUS]
         if status in (HS_PLAY, HS_WAIT):  # settled without playing on (natural, blackjack)
             status = HS_STOOD
@@ -1101,16 +1115,16 @@ def _table_stakes(st, hands):
     for s in range(st[S_SEATS]):
         if st[seat_slot(s, SEAT_ACTIVE)] != 0:
             _switch_seat(st, s)
-            stakes = max(stakes, _seat_stakes(st, hands))
+            stakes = max(stakes, _seat_stakes(st, hands, TABLE))
     return stakes
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected):
+def _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected, at_table):
     """The acting seat's net result against the dealer's hand, and its reward (the result, or
     its expectation already in place when ``expected``)."""
-    r0 = st[S_RES0]
-    res[r0 + RES_TOTAL] = settle(st, hands, rv, res, dealer_total, dealer_bj)
+    r0 = acting_res0(st, at_table)
+    res[r0 + RES_TOTAL] = settle(st, hands, rv, res, dealer_total, dealer_bj, at_table)
     if not expected:
         res[r0 + RES_REWARD] = res[r0 + RES_TOTAL]
 
@@ -1121,7 +1135,7 @@ def _settle_table(st, hands, rv, res, dealer_total, dealer_bj, expected):
     for s in range(st[S_SEATS]):
         if st[seat_slot(s, SEAT_ACTIVE)] != 0:
             _switch_seat(st, s)
-            _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected)
+            _settle_seat(st, hands, rv, res, dealer_total, dealer_bj, expected, TABLE)
 
 
 # ============================================================================= expected rewards
@@ -1172,7 +1186,7 @@ def _expected_result(st, hands, rv, res):
         p = res[RES_DEALER + outcome]
         if p > 0.0:
             bj = outcome == DEALER_BLACKJACK
-            expected += p * settle(st, hands, rv, res, 21 if bj else 17 + outcome, bj)
+            expected += p * settle(st, hands, rv, res, 21 if bj else 17 + outcome, bj, TABLE)
     return expected
 
 
