@@ -1,11 +1,14 @@
 """The lone player's simulator against the engine from before the table (commit 8ba1894), the two
 run alternately in one session: issue 12's "not slower than before" mark, measured as a ratio.
 
-    python benchmarks/before_table.py [--rounds 4e7] [--repeats 4] [--rules ultimatebet]
+    python benchmarks/before_table.py [--rounds 4e7] [--repeats 8] [--rules ultimatebet]
 
 The old engine is checked out into a temporary git worktree (this needs the repository's history)
 and each run is a fresh process over one tree or the other, flat basic strategy on one core.
-Absolute figures on shared machines are noise; the ratio is the figure to compare.
+The size of a process's environment moves its stack, and either engine's speed moves with it by a
+few percent (each way): each repeat runs the pair under its own environment size (a padding
+variable, 0..4 KB), so the medians are over layouts, not one lucky or unlucky one. Absolute
+figures on shared machines are noise; the ratio is the figure to compare.
 """
 
 from __future__ import annotations
@@ -37,9 +40,13 @@ print(rounds / simulate(rules, policy, rounds, seed=1, workers=1).seconds)
 """
 
 
-def rate(tree: Path, rounds: int, rules: str) -> float:
-    """Rounds per second of one fresh process over ``tree``'s code."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+#: Bytes of environment padding of repeat i: (i * PAD_STEP) % 4096 (a step prime to the page size).
+PAD_STEP = 1543
+
+
+def rate(tree: Path, rounds: int, rules: str, pad: int = 0) -> float:
+    """Rounds per second of one fresh process over ``tree``'s code, its environment ``pad`` bytes larger."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "BEFORE_TABLE_PAD": "x" * pad}
     done = subprocess.run(
         [sys.executable, "-c", RUN, str(rounds), rules],
         cwd=tempfile.gettempdir(),
@@ -54,7 +61,7 @@ def rate(tree: Path, rounds: int, rules: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=float, default=4e7)
-    parser.add_argument("--repeats", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--rules", default="ultimatebet")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
@@ -72,17 +79,20 @@ def main() -> None:
             for tree in (old, ROOT):
                 rate(tree, 10_000, args.rules)  # compile both once, outside the timed runs
             before, now = [], []
-            for _ in range(args.repeats):
-                before.append(rate(old, int(args.rounds), args.rules))
-                now.append(rate(ROOT, int(args.rounds), args.rules))
+            for i in range(args.repeats):
+                pad = i * PAD_STEP % 4096
+                before.append(rate(old, int(args.rounds), args.rules, pad))
+                now.append(rate(ROOT, int(args.rounds), args.rules, pad))
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)], check=False)
     b, n = statistics.median(before), statistics.median(now)
-    print(f"flat basic strategy, {args.rules}, 1 seat, 1 core, median of {args.repeats} alternating runs:")
+    print(f"flat basic strategy, {args.rules}, 1 seat, 1 core, median of {args.repeats} alternating runs (each pair")
+    print("under its own environment size):")
     for label, median, runs in ((f"before the table ({BEFORE_TABLE})", b, before), ("this tree", n, now)):
         listed = ", ".join(f"{x / 1e6:.2f}" for x in runs)
         print(f"  {label:26s} {median / 1e6:6.2f} M rounds/s  (runs {listed})")
-    print(f"  this tree / before = {n / b:.2f} (the mark: >= 1.00)")
+    pairs = sorted(x / y for x, y in zip(now, before, strict=True))
+    print(f"  this tree / before = {n / b:.2f} (the mark: >= 1.00); pair by pair {pairs[0]:.2f}-{pairs[-1]:.2f}")
 
 
 if __name__ == "__main__":
