@@ -25,7 +25,9 @@ case, dealt and played exactly as a single player. The seat acting now keeps its
 count, current hand's row, insurance, natural, its first row and result slot) in the st slots
 the game's functions read (``S_NUM_HANDS`` ...); the others' wait in their seat blocks. Rows and
 offsets rather than array views: views cost the simulator 5%. Results are per unit of each
-seat's own bet: the adapters multiply by the bets.
+seat's own bet: the adapters multiply by the bets. The round's functions take its kind,
+``at_table`` (``table_kind``): None compiles the lone seat's round apart, with no seat loops (a
+lone seat is always seat 0 and always plays; its block is saved from its scalars when read).
 
 Card codes are 1..13 (ace, 2..10, jack, queen, king); their blackjack value is ``min(code, 10)``.
 Codes keep the ten-value ranks apart because ``split_by_value=False`` forbids splitting K,Q.

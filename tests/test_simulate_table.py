@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from blackjack_env import Rules
+from blackjack_env import engine as E
+from blackjack_env import simulate as S
 from blackjack_env.simulate import Policy, Table
 from blackjack_env.solver import solve
 from evaluate.runner import simulate
@@ -39,6 +42,30 @@ def test_a_seat_at_a_full_table_has_the_single_players_ev_when_shuffled_every_ro
     assert run.result.avg_bet() == 1.0
     assert run.result.ev_per_unit_bet() == pytest.approx(run.result.ev())
     assert abs(run.result.ev() - solve(rules).ev) < 4.5 * run.result.stderr()
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(penetration=0.75),
+        Rules(surrender="early", decks=2, penetration=0.6),
+        Rules(peek=False, obo=False, penetration=0.7),
+        Rules(decks=0, surrender="early"),
+    ],
+)
+def test_the_lone_seats_own_round_plays_what_a_tables_round_plays_with_one_seat(
+    rules: Rules, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lone seat's round is compiled apart (``at_table`` None, the table's seat loops pruned); the
+    table's round at a table of one seat deals and pays exactly the same (a table and random play,
+    paired on the same cards)."""
+    policies = [basic(rules), Policy.random(), basic(rules)]
+    words = S.chunk_words(3, 1, len(policies))[0]
+    lone = S.run_chunk(rules.to_array(), policies, words, Table(), 60_000)
+    monkeypatch.setattr(E, "table_kind", lambda seats: E.TABLE)
+    table = S.run_chunk(rules.to_array(), policies, words, Table(), 60_000)
+    assert lone[S.OUT_ROUNDS] == 60_000
+    np.testing.assert_array_equal(lone, table)
 
 
 def test_paired_runs_at_a_table_share_their_shoes() -> None:

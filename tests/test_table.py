@@ -561,6 +561,32 @@ def test_vector_table_plays_what_single_tables_play(seats: int, seat: int, other
     assert step_vector_beside_singles(envs, singles, info, 400, seed=1) > 0
 
 
+@pytest.mark.parametrize("rules", [Rules(surrender="early", penetration=0.7), Rules(peek=False, decks=1)])
+@pytest.mark.parametrize("reward", ["sampled", "expected"])
+def test_the_lone_seats_own_round_steps_as_a_tables_round_with_one_seat(
+    rules: Rules, reward: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blackjack-v0 at one seat runs the lone seat's round (compiled apart); forced onto the table's
+    round it plays the same episodes, step for step."""
+
+    def episodes() -> list[Any]:
+        env = gym.make(ENV_ID, rules=rules, reward=reward)
+        rng = np.random.default_rng(5)
+        seen: list[Any] = []
+        for episode in range(400):
+            obs, info = env.reset(seed=8 if episode == 0 else None)
+            done = False
+            while not done:
+                obs, paid, done, _, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+                seen.append((obs.tolist(), paid))
+            seen.append(repr(info["hands"]) + repr(info["dealer"]) + repr(info["result"]))
+        return seen
+
+    lone = episodes()
+    monkeypatch.setattr(blackjack_env.engine, "table_kind", lambda seats: blackjack_env.engine.TABLE)
+    assert episodes() == lone
+
+
 def test_blackjack_env_id_is_registered_with_table_arguments() -> None:
     env = gym.make(blackjack_env.ENV_ID, seats=2, seat=1)
     assert isinstance(env.unwrapped, BlackjackEnv)
