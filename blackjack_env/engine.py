@@ -590,6 +590,12 @@ TABLE = 1
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def acting_seat(st, at_table):
+    """The acting seat: 0 for a lone seat, known when its round compiles."""
+    return 0 if at_table is None else st[S_SEAT]
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def acting_row0(st, at_table):
     """The acting seat's first row in hands: 0 for a lone seat, known when its round compiles."""
     return 0 if at_table is None else st[S_ROW0]
@@ -645,7 +651,6 @@ def start_round(st, hands, shoe, res, at_table):
     st[S_DEALER_N] = 0
     st[S_DEALER_HARD] = 0
     st[S_DEALER_ACES] = 0
-    st[S_HOLE_HIDDEN] = 0
     st[S_PEEK_PENDING] = 0
     st[S_PEEKED] = 0
     if at_table is not None:  # (pruned at compile time for the lone seat)
@@ -653,7 +658,6 @@ def start_round(st, hands, shoe, res, at_table):
         return
     # the lone seat 0 (it always plays): its scalars are the acting seat's throughout the round
     _clear_hands(hands, 0, st[S_NUM_HANDS])  # (its results are all written by its settlement)
-    st[S_INS] = INS_NONE
     st[seat_slot(0, SEAT_DEFER)] = 0  # (its other fields are saved from its scalars when read)
     hands[0, H_BET] = 1
     hands[0, H_STATUS] = HS_PLAY

@@ -60,7 +60,7 @@ def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insu
     while True:
         if action >= 0:
             E.step_round(st, hands, shoe, rv, res, action, at_table)
-        seat = 0 if at_table is None else st[E.S_SEAT]  # (a lone seat is seat 0)
+        seat = E.acting_seat(st, at_table)
         if st[E.S_PHASE] == E.P_OVER or seat == stop_seat:
             return
         p = st[E.seat_slot(seat, E.SEAT_POLICY)]
