@@ -18,4 +18,4 @@ def __getattr__(name: str) -> Any:
         from .ppo import PPOAgent
 
         return PPOAgent
-    raise AttributeError(f"module 'agents' has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,10 +14,10 @@ import argparse
 
 from blackjack_env import Rules
 from blackjack_env import engine as E
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.simulate import Z95, Policy
 from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable, row_of_label
-from evaluate.runner import simulate
 
 RULE_SETS = {
     "6D H17 DAS LS (default)": Rules(),

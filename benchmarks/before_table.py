@@ -30,8 +30,8 @@ RUN = """
 import sys
 from blackjack_env import Rules
 from blackjack_env.simulate import Policy
-from evaluate.policies import basic_strategy_table
-from evaluate.runner import simulate
+from blackjack_env.evaluate.policies import basic_strategy_table
+from blackjack_env.evaluate.runner import simulate
 rules = Rules.preset(sys.argv[2])
 policy = Policy.from_table(basic_strategy_table(rules))
 simulate(rules, policy, 10_000, seed=1, workers=1)  # compile, or load numba's cache

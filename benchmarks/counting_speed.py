@@ -18,9 +18,9 @@ from dataclasses import replace
 
 from blackjack_env import Rules
 from blackjack_env.counting import ILLUSTRIOUS_18, built_in_strategy, spread_ramp
+from blackjack_env.evaluate.policies import basic_strategy_table
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.simulate import Policy
-from evaluate.policies import basic_strategy_table
-from evaluate.runner import simulate
 
 #: The must-show game: 6 decks, H17, DAS, late surrender, 75% penetration.
 RULES = Rules(decks=6, hit_soft_17=True, double_after_split=True, surrender="late", penetration=0.75)

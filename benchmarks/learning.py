@@ -21,11 +21,11 @@ import json
 import sys
 from pathlib import Path
 
-from agents.base import load_agent
+from blackjack_env.agents.base import load_agent
 from blackjack_env.rules import Rules
 from blackjack_env.solver import solve
-from train.cli import main as train_main
-from train.evaluation import evaluate_table
+from blackjack_env.train.cli import main as train_main
+from blackjack_env.train.evaluation import evaluate_table
 
 TARGETS_PP = (0.05, 0.15)
 
@@ -100,7 +100,7 @@ def print_summary(s: dict) -> None:
 
 def run_label(run: Path) -> str:
     """What sets a run apart: its learner and the settings that differ from the defaults."""
-    from train.cli import Args
+    from blackjack_env.train.cli import Args
 
     config = json.loads((run / "config.json").read_text())["args"]
     defaults = dataclasses.asdict(Args())

@@ -17,9 +17,9 @@ import gymnasium as gym
 import numpy as np
 
 import blackjack_env  # noqa: F401  (registers the envs)
-from agents.tabular import TabularAgent
 from blackjack_env import Rules
 from blackjack_env import simulate as S
+from blackjack_env.agents.tabular import TabularAgent
 from blackjack_env.rules import PRESETS
 from blackjack_env.solver import solve
 

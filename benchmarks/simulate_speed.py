@@ -21,9 +21,9 @@ from numba import njit
 
 import blackjack_env  # noqa: F401  (registers the env)
 from blackjack_env import Rules
+from blackjack_env.evaluate.policies import basic_strategy_table
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.simulate import Policy, Table
-from evaluate.policies import basic_strategy_table
-from evaluate.runner import simulate
 
 
 @njit(cache=True, nogil=True)

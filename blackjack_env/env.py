@@ -61,7 +61,7 @@ def others_policy(rules: Rules, others: Any) -> tuple[int, StrategyTable | None]
     if isinstance(others, (str, Path)) and Path(others).exists():
         path = Path(others)
         if (path / "agent.json").is_file():
-            from agents.base import load_agent  # a saved agent plays its own table
+            from blackjack_env.agents.base import load_agent  # a saved agent plays its own table
 
             table = load_agent(path).to_table()
             return (T.POLICY_RANDOM, None) if table is None else (T.POLICY_TABLE, table)

@@ -1,7 +1,7 @@
 """Command-line pieces shared by ``blackjack-evaluate``, its ``report`` command and ``blackjack-strategy``.
 
 They live here, not in one of those commands, so that no command module imports another
-(``evaluate.cli`` only reaches ``evaluate.report`` lazily, to dispatch ``report``).
+(``blackjack_env.evaluate.cli`` only reaches ``blackjack_env.evaluate.report`` lazily, to dispatch ``report``).
 """
 
 from __future__ import annotations

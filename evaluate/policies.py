@@ -10,7 +10,7 @@ from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
 from blackjack_env.strategy import StrategyTable
 
-#: Manifest of a saved agent directory (see ``agents.base``).
+#: Manifest of a saved agent directory (see ``blackjack_env.agents.base``).
 AGENT_FILE = "agent.json"
 
 POLICY_CHOICES = (
@@ -39,7 +39,7 @@ def load_policy(spec: str, rules: Rules, spread: str | None = None) -> Policy:
 
     A saved agent (a directory with agent.json, as ``blackjack-train`` writes) is loaded and
     tabulated afresh: a tabular agent's table is its policy exactly; a PPO agent's is its greedy
-    play per cell (exact for a policy that sees only the table's state, see ``agents.ppo``); a
+    play per cell (exact for a policy that sees only the table's state, see ``blackjack_env.agents.ppo``); a
     random agent runs as the simulator's own random play."""
     counting = _counting_strategy(spec, rules)
     if counting is not None:
@@ -92,7 +92,7 @@ def _counting_strategy(spec: str, rules: Rules) -> CountingStrategy | None:
 
 
 def _agent_policy(path: Path, spec: str) -> Policy:
-    from agents.base import load_agent
+    from blackjack_env.agents.base import load_agent
 
     try:
         agent = load_agent(path)

@@ -4,7 +4,7 @@
     blackjack-strategy --rules atlantic-city --json
     blackjack-strategy --set hit_soft_17=no --removal --json   # effects of removal, BC/PE/IC
     blackjack-strategy --indices hilo --set penetration=0.75 --json   # index plays and their gains
-    python -m evaluate.strategy --set surrender=none --format csv
+    python -m blackjack_env.evaluate.strategy --set surrender=none --format csv
 
 Nothing is simulated: the numbers come from the solver (``blackjack_env.solver``) and are cached
 on disk, so a second call with the same rules is instant.

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import blackjack_env
-from agents import Agent, BasicStrategyAgent, RandomAgent, TabularAgent, load_agent
 from blackjack_env import Rules
+from blackjack_env.agents import Agent, BasicStrategyAgent, RandomAgent, TabularAgent, load_agent
+from blackjack_env.evaluate.cli import main as evaluate_main
+from blackjack_env.evaluate.policies import load_policy
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.solver import solve
-from evaluate.cli import main as evaluate_main
-from evaluate.policies import load_policy
-from evaluate.runner import simulate
 
 RULES = Rules()
 
@@ -106,8 +106,8 @@ def test_saved_agents_reload_and_evaluate(tmp_path: Path, tabular: TabularAgent,
 def test_ppo_agent_learns_and_reloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib")
     pytest.importorskip("torch").set_num_threads(1)  # two test workers on two cores: no thread pool spinning
-    from agents import PPOAgent
-    from agents.ppo import make_vec_env
+    from blackjack_env.agents import PPOAgent
+    from blackjack_env.agents.ppo import make_vec_env
 
     scratch = tmp_path / "scratch"
     scratch.mkdir()
@@ -144,7 +144,7 @@ def test_a_saved_agents_strategy_json_that_is_corrupt_or_edited_is_warned_about(
     """The agent plays its own table, never strategy.json: a file that says otherwise is flagged."""
     import warnings
 
-    from agents.base import AgentFileWarning
+    from blackjack_env.agents.base import AgentFileWarning
     from blackjack_env.strategy import row_of_label
 
     tabular.save(tmp_path)

@@ -48,6 +48,7 @@ from blackjack_env.counting import (
     spread_ramp,
     system,
 )
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.simulate import (
     OUT_STATS,
     ST_BET,
@@ -62,7 +63,6 @@ from blackjack_env.simulate import (
 from blackjack_env.solver import solve
 from blackjack_env.strategy import N_ROWS, N_UP, StrategyTable, row_label, row_of_label
 from blackjack_env.table import POLICY_COUNT
-from evaluate.runner import simulate
 
 DATA = Path(__file__).parent / "data"
 EXAMPLE = DATA / "counting_strategy_example.json"

@@ -14,11 +14,11 @@ import pytest
 
 from blackjack_env import Rules
 from blackjack_env import simulate as simulate_module
+from blackjack_env.evaluate import runner
+from blackjack_env.evaluate.cli import main
+from blackjack_env.evaluate.options import parse_rounds
 from blackjack_env.simulate import Policy
 from blackjack_env.strategy import StrategyTable
-from evaluate import runner
-from evaluate.cli import main
-from evaluate.options import parse_rounds
 
 RATE_KEYS = ("win", "push", "loss", "blackjack", "bust", "surrender", "double", "split", "insurance")
 
@@ -99,7 +99,17 @@ def test_rounds_accepts_scientific_notation() -> None:
 
 def test_module_entry_point_runs() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "evaluate", "--rounds", "1000", "--json", "--no-progress", "--policy", "random"],
+        [
+            sys.executable,
+            "-m",
+            "blackjack_env.evaluate",
+            "--rounds",
+            "1000",
+            "--json",
+            "--no-progress",
+            "--policy",
+            "random",
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -19,10 +19,10 @@ import pytest
 
 from blackjack_env import counting
 from blackjack_env.counting import system
+from blackjack_env.evaluate.strategy import main
 from blackjack_env.rules import Rules
 from blackjack_env.solver import IndexTable, generate_indices
 from blackjack_env.solver.indices import _Counts, tilted_shoe
-from evaluate.strategy import main
 
 DATA = json.loads((Path(__file__).parent / "data" / "index_plays.json").read_text())
 #: The I18's game as the issue fixes it: 4 decks S17 DAS, no surrender, cut at 75%.

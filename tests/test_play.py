@@ -11,8 +11,8 @@ import re
 import pytest
 
 from blackjack_env import Rules
+from blackjack_env.evaluate.play import main, money, parse_amount
 from blackjack_env.solver import solve
-from evaluate.play import main, money, parse_amount
 
 ROUND = re.compile(r"Round (\d+): ([+-][\d,.]+) on a bet of ([\d,.]+); bankroll ([\d,.]+)")
 SUMMARY = re.compile(r"Session over: (\d+) rounds?, net ([+-][\d,.]+), bankroll ([\d,.]+)")

@@ -16,9 +16,9 @@ import pytest
 
 import blackjack_env.solver.removal as removal_module
 from blackjack_env.counting import SYSTEMS, VALUES, weighted_correlation
+from blackjack_env.evaluate.strategy import main
 from blackjack_env.rules import Rules
 from blackjack_env.solver import Removal, cache_dir, effects_of_removal, system_efficiencies
-from evaluate.strategy import main
 
 DATA = json.loads((Path(__file__).parent / "data" / "counting_systems.json").read_text())
 LABELS = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "A"]

@@ -20,13 +20,10 @@ import pytest
 from PIL import Image
 
 from blackjack_env import Rules
-from blackjack_env.simulate import Policy, SimulationResult
-from blackjack_env.solver import solve
-from blackjack_env.strategy import StrategyTable, order_of_code, row_of_label, up_of_label
-from evaluate import cli
-from evaluate.figures import counting_figures
-from evaluate.policies import load_policy
-from evaluate.report import (
+from blackjack_env.evaluate import cli
+from blackjack_env.evaluate.figures import counting_figures
+from blackjack_env.evaluate.policies import load_policy
+from blackjack_env.evaluate.report import (
     BANKROLL_METHOD,
     COUNT_FIGURES,
     BankrollPaths,
@@ -41,7 +38,10 @@ from evaluate.report import (
     fmt_rate,
     main,
 )
-from evaluate.runner import simulate
+from blackjack_env.evaluate.runner import simulate
+from blackjack_env.simulate import Policy, SimulationResult
+from blackjack_env.solver import solve
+from blackjack_env.strategy import StrategyTable, order_of_code, row_of_label, up_of_label
 
 ROUNDS = "30000"
 RATE_KEYS = ("win", "push", "loss", "blackjack", "bust", "surrender", "double", "split", "insurance")
@@ -248,7 +248,7 @@ def test_blackjack_evaluate_dispatches_report(tmp_path: Path, capsys) -> None:
 def test_report_for_a_trained_agent_and_its_learning_curve(tmp_path: Path) -> None:
     """A short blackjack-train run, then its report: the agent's chart, priced deviations and the
     learning curve the run recorded."""
-    from train.cli import main as train_main
+    from blackjack_env.train.cli import main as train_main
 
     run = tmp_path / "run"
     train_args = ["--algo", "tabular", "--steps", "2e6", "--eval-every", "1e6", "--eval-rounds", "100000"]
@@ -292,11 +292,12 @@ def test_random_play_stays_in_the_headline_table(basic_report: tuple[Path, dict]
 
 
 def test_the_report_does_not_import_the_command_line() -> None:
-    """Shared option helpers live in evaluate.options, so the report and blackjack-strategy load
-    without evaluate.cli (which reaches the report only lazily, to dispatch it): no import cycle."""
+    """Shared option helpers live in blackjack_env.evaluate.options, so the report and blackjack-strategy load
+    without blackjack_env.evaluate.cli (which reaches the report only lazily, to dispatch it): no import cycle."""
     code = (
-        "import sys, evaluate.report, evaluate.strategy, evaluate.options\n"
-        "sys.exit(sorted(m for m in ('evaluate.cli', 'evaluate.play') if m in sys.modules) or None)"
+        "import sys, blackjack_env.evaluate.report, blackjack_env.evaluate.strategy, blackjack_env.evaluate.options\n"
+        "cli = ('blackjack_env.evaluate.cli', 'blackjack_env.evaluate.play')\n"
+        "sys.exit(sorted(m for m in cli if m in sys.modules) or None)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

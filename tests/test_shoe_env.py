@@ -492,7 +492,7 @@ def test_expected_reward_at_a_table_is_the_dealt_result_on_average(seats: int, s
 def test_others_from_a_saved_agent(tmp_path: Path) -> None:
     """others= the path of a saved agent: it plays the other seats (here basic strategy: 6,5
     against 6 doubles)."""
-    from agents import BasicStrategyAgent
+    from blackjack_env.agents import BasicStrategyAgent
 
     BasicStrategyAgent(Rules().replace(penetration=0.75)).save(tmp_path / "basic")
     env = BlackjackShoeEnv(seats=2, seat=1, others=str(tmp_path / "basic"))

@@ -9,6 +9,7 @@ from rule_sets import random_rules
 from blackjack_env import Rules
 from blackjack_env import engine as E
 from blackjack_env.env import BlackjackEnv
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.simulate import (
     CHUNK_ROUNDS,
     OUT_STATS,
@@ -24,7 +25,6 @@ from blackjack_env.simulate import (
 )
 from blackjack_env.solver import solve
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PLAY_ACTIONS, StrategyTable, row_of_label
-from evaluate.runner import simulate
 
 
 def random_table(rng: np.random.Generator) -> StrategyTable:

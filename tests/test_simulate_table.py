@@ -12,9 +12,9 @@ import pytest
 from blackjack_env import Rules
 from blackjack_env import engine as E
 from blackjack_env import simulate as S
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.simulate import Policy, Table
 from blackjack_env.solver import solve
-from evaluate.runner import simulate
 
 DATA = Path(__file__).parent / "data"
 

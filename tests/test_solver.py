@@ -16,12 +16,12 @@ import pytest
 from rule_sets import random_rules
 
 from blackjack_env import engine as E
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
 from blackjack_env.solver import dealer_probabilities, hand_ev, solve
 from blackjack_env.solver._analysis import composition_ev
 from blackjack_env.strategy import PAIR_BASE, StrategyTable, row_of_label, up_of_label
-from evaluate.runner import simulate
 
 DATA = Path(__file__).parent / "data"
 

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 import blackjack_env  # noqa: F401  (registers the env)
-from agents import BasicStrategyAgent
 from blackjack_env import engine as E
+from blackjack_env.agents import BasicStrategyAgent
+from blackjack_env.evaluate.strategy import main
 from blackjack_env.rules import Rules
 from blackjack_env.solver import solve
 from blackjack_env.strategy import CHART_CODES, hand_row
-from evaluate.strategy import main
 
 
 @pytest.fixture(autouse=True)
@@ -151,7 +151,7 @@ def test_cli_bad_input_is_one_line_exit_2(argv, capsys):
 def test_cli_runs_as_a_module(tmp_path):
     env = {"BLACKJACK_ENV_CACHE": str(tmp_path), "PATH": ""}
     done = subprocess.run(
-        [sys.executable, "-m", "evaluate.strategy", "--rules", "infinite-deck", "--json"],
+        [sys.executable, "-m", "blackjack_env.evaluate.strategy", "--rules", "infinite-deck", "--json"],
         capture_output=True,
         text=True,
         env=env,

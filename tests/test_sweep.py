@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from evaluate import sweep
-from evaluate.cli import main
+from blackjack_env.evaluate import sweep
+from blackjack_env.evaluate.cli import main
 
 ROUNDS = "1e5"
 PENETRATIONS = (0.7, 0.8)

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluate.cli import main as evaluate_main
-from train.cli import main as train_main
-from train.evaluation import METRIC_COLUMNS
+from blackjack_env.evaluate.cli import main as evaluate_main
+from blackjack_env.train.cli import main as train_main
+from blackjack_env.train.evaluation import METRIC_COLUMNS
 
 TABULAR = ["--algo", "tabular", "--chunk-steps", "65536", "--eval-rounds", "100000", "--no-progress"]
 
@@ -90,7 +90,18 @@ def test_existing_run_needs_resume_and_resume_keeps_its_config(tmp_path: Path, c
 
 def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    command = [sys.executable, "-m", "train", *TABULAR, "--steps", "1e10", "--eval-every", "1e6", "--out", str(run)]
+    command = [
+        sys.executable,
+        "-m",
+        "blackjack_env.train",
+        *TABULAR,
+        "--steps",
+        "1e10",
+        "--eval-every",
+        "1e6",
+        "--out",
+        str(run),
+    ]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     deadline = time.monotonic() + 60
     while not (run / "state.json").exists() and time.monotonic() < deadline:
@@ -153,7 +164,7 @@ def test_ppo_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     assert train_main(["--out", str(halves), "--resume", "--steps", "2048", "--no-progress"]) == 0
     assert without_wall_time(metrics(whole)) == without_wall_time(metrics(halves))
     torch = pytest.importorskip("torch")
-    from agents.ppo import PPOAgent
+    from blackjack_env.agents.ppo import PPOAgent
 
     a, b = PPOAgent.load(whole).model.policy.state_dict(), PPOAgent.load(halves).model.policy.state_dict()
     assert all(torch.equal(a[key], b[key]) for key in a)
@@ -162,7 +173,7 @@ def test_ppo_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
 def test_linear_learning_rate_follows_the_runs_steps_across_learn_slices(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
     pytest.importorskip("torch").set_num_threads(1)
-    from agents.ppo import LinearDecay, PPOAgent
+    from blackjack_env.agents.ppo import LinearDecay, PPOAgent
 
     schedule = LinearDecay(1e-3, total=1000, target=500)  # a slice ending at step 500
     assert schedule(1.0) == 1e-3  # progress 1: step 0 of the run
@@ -190,7 +201,7 @@ BLOCK_TRAIN_EXTRA = (
     "import sys\n"
     "for name in ('torch', 'tensorboard', 'stable_baselines3', 'sb3_contrib'):\n"
     "    sys.modules[name] = None  # as if the train extra were not installed\n"
-    "from train.cli import main\n"
+    "from blackjack_env.train.cli import main\n"
 )
 
 
@@ -220,7 +231,7 @@ def test_ppo_without_the_train_extra_is_one_line_before_anything_is_written(tmp_
 
 
 def test_each_learner_gets_its_measured_default_reward(tmp_path: Path) -> None:
-    from train.cli import build_parser, resolve_args
+    from blackjack_env.train.cli import build_parser, resolve_args
 
     for algo, reward in (("tabular", "sampled"), ("ppo", "expected")):
         assert resolve_args(build_parser().parse_args(["--algo", algo])).reward == reward

@@ -182,10 +182,10 @@ def resolve_args(ns: argparse.Namespace) -> Args:
 
 # ---------------------------------------------------------------------------- learners
 class TabularTrainer:
-    """Monte Carlo control chunks (see agents.tabular); a chunk is the unit of checkpoints."""
+    """Monte Carlo control chunks (see blackjack_env.agents.tabular); a chunk is the unit of checkpoints."""
 
     def __init__(self, args: Args, rules: Rules, out: Path, resume: bool) -> None:
-        from agents.tabular import TabularAgent
+        from blackjack_env.agents.tabular import TabularAgent
 
         if resume:
             self.agent = TabularAgent.load(out)
@@ -221,7 +221,7 @@ class PPOTrainer:
     def __init__(self, args: Args, rules: Rules, out: Path, resume: bool) -> None:
         from stable_baselines3.common.logger import configure
 
-        from agents.ppo import PPOAgent, make_vec_env
+        from blackjack_env.agents.ppo import PPOAgent, make_vec_env
 
         self.args = args
         if args.torch_threads > 0:
@@ -265,7 +265,7 @@ class PPOTrainer:
 
         if self.steps < target and not stop():
             if self.args.lr_schedule == "linear":
-                from agents.ppo import LinearDecay
+                from blackjack_env.agents.ppo import LinearDecay
 
                 self.agent.model.lr_schedule = LinearDecay(self.args.learning_rate, self.args.steps, target)
             self.agent.model.learn(target - self.steps, callback=Tick(), reset_num_timesteps=False)

@@ -6,11 +6,11 @@ the convention of ``blackjack-evaluate report``'s learning curve.
 
 from __future__ import annotations
 
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy
 from blackjack_env.solver import Solution
 from blackjack_env.strategy import StrategyTable
-from evaluate.runner import simulate
 
 METRIC_COLUMNS = (
     "step",

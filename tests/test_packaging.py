@@ -1,0 +1,89 @@
+"""The installed project puts one top-level name on sys.path, so it never shadows (or is shadowed by)
+another distribution's ``evaluate``, ``train`` or ``agents`` (Hugging Face's ``evaluate`` is common)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project built as a wheel, as `pip install .` would install it."""
+    out = tmp_path_factory.mktemp("wheel")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    (built,) = out.glob("blackjack_env-*.whl")
+    return built
+
+
+def test_the_wheel_has_one_top_level_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    top_level = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert top_level == {"blackjack_env"}
+    for subpackage in ("agents", "train", "evaluate"):
+        assert f"blackjack_env/{subpackage}/__init__.py" in names
+
+
+def test_blackjack_evaluate_runs_beside_another_evaluate_package(wheel: Path, tmp_path: Path) -> None:
+    """A stub distribution whose top-level package is ``evaluate`` (and fails on import, as a foreign
+    one would for our modules) sits in the same site directory as the installed project."""
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    stub = site / "evaluate"
+    stub.mkdir()
+    (stub / "__init__.py").write_text("raise ImportError('the other evaluate package was imported')\n")
+    info = site / "evaluate-0.4.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evaluate\nVersion: 0.4.0\n")
+    (info / "top_level.txt").write_text("evaluate\n")
+    # The site directory comes first on the path, so its blackjack_env (the wheel's), not the
+    # checkout's editable one, is the one that runs; run from a folder with no code in it.
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    script = site / "bin" / "blackjack-evaluate"
+    assert script.exists()
+    done = subprocess.run(
+        [sys.executable, str(script), "--policy", "basic", "--rounds", "2000", "--json", "--no-progress"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["rounds"] == 2000
+    where = subprocess.run(
+        [sys.executable, "-c", "import evaluate, sys"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert "the other evaluate package was imported" in where.stderr  # the stub is really on the path
