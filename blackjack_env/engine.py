@@ -1084,7 +1084,7 @@ def finish_round(st, hands, shoe, rv, res, at_table):
 
 # what the dealer's play must serve (``_seat_stakes``)
 STAKE_NONE = 0  # no result depends on the dealer's cards
-STAKE_CARD = 1  # a result depends on the dealer's second card only (natural, insurance, late surrender)
+STAKE_CARD = 1  # a result depends on whether the dealer's two cards are a blackjack only (see _seat_stakes)
 STAKE_LIVE = 2  # a hand must be compared with the dealer's total
 
 
@@ -1107,6 +1107,9 @@ def _seat_stakes(st, hands, at_table):
             live = True
     if live:
         return STAKE_LIVE
+    up = up_value(st)
+    if up != 1 and up != 10:
+        return STAKE_NONE  # no dealer blackjack can change a natural's, or a surrender's, result
     ins = st[S_INS]
     late_no_peek = st[S_RULES + R_PEEK] == 0 and st[S_RULES + R_SURRENDER] == SURR_LATE
     if ins != INS_EVEN_MONEY and (natural or ins == INS_TAKEN or (surrendered and late_no_peek)):

@@ -443,6 +443,35 @@ def test_no_hole_card_deals_three_cards() -> None:
     assert env.round_summary()["dealer"]["cards"][:2] == ["3", "5"]
 
 
+
+
+@pytest.mark.parametrize(
+    ("cards", "seats", "dealer", "dealt"),
+    [
+        # a lone natural against a 9: settled when dealt, the dealer's second card never drawn
+        ("A 9 Q K", 1, ["9"], 3),
+        # against a 10 a dealer blackjack would push it: the second card (K) is drawn, no blackjack
+        ("A 10 Q K", 1, ["10", "K"], 4),
+        # two naturals against a 9 at a table of two: nothing depends on the dealer's cards
+        ("A A 9 Q K", 2, ["9"], 5),
+        # a natural and a live hand (10,8 stands) against a 9: the dealer plays out (9,K = 19)
+        ("A 10 9 Q 8 K", 2, ["9", "K"], 6),
+    ],
+)
+def test_no_hole_card_draws_the_second_card_only_when_a_result_depends_on_it(
+    cards: str, seats: int, dealer: list[str], dealt: int
+) -> None:
+    """Issue 22: no-hole-card games draw the dealer's second card only for a live hand or for a
+    result a dealer blackjack would change (here with 2 decks, no surrender, no OBO)."""
+    rules = Rules(decks=2, peek=False, surrender="none", obo=False, penetration=0.6)
+    env = BlackjackEnv(rules=rules, seats=seats, seat=0, others="basic")
+    env.reset(seed=3, options={"cards": cards.split()})
+    assert env.phase == Phase.SETTLE  # seat 0 (the agent) holds the natural: STAND settles
+    _, reward, terminated, _, info = env.step(S)
+    assert terminated
+    assert reward == pytest.approx(1.5)
+    assert info["dealer"]["cards"] == dealer
+    assert sum(env.shoe_counts.values()) == 2 * 52 - dealt
 def test_split_hands_get_their_second_card_when_play_reaches_them() -> None:
     """After a split the first hand is finished before the second gets its card (issue 2; text 004
     says the dealer "deals one card to each" at the split, which only changes the order in which
