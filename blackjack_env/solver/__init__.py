@@ -7,12 +7,14 @@
     hand_ev(rules, [10, 6], 10)        # one exact hand's EVs (composition-dependent play)
     effects_of_removal(rules).eor      # EV change per card removed; system_efficiencies: BC/PE/IC
     generate_indices(rules, "hilo")    # index plays and their gains at the rules' penetration
+    ceiling(rules, samples=600)        # what knowing the shoe before every round is worth
 
 Pure math (no simulation); the model and its one approximation (splits) are described in
 :mod:`blackjack_env.solver._analysis`.
 """
 
 from ._analysis import clear_dealer_caches
+from .ceiling import CeilingResult, ceiling
 from .indices import IndexTable, generate_indices
 from .removal import Decision, Removal, effects_of_removal, playing_efficiency, system_efficiencies
 from .solution import (
@@ -32,6 +34,7 @@ from .solution import (
 __all__ = [
     "ACTION_NAMES",
     "OUTCOMES",
+    "CeilingResult",
     "Decision",
     "Deviation",
     "Evaluation",
@@ -39,6 +42,7 @@ __all__ = [
     "Removal",
     "Solution",
     "cache_dir",
+    "ceiling",
     "clear_dealer_caches",
     "dealer_probabilities",
     "effects_of_removal",

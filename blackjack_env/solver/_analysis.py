@@ -392,15 +392,29 @@ def _initial_actions() -> np.ndarray:
     return actions
 
 
-def analyse(rules: Rules, table: StrategyTable | None = None, shoe: np.ndarray | None = None) -> Analysis:
+def analyse(
+    rules: Rules,
+    table: StrategyTable | None = None,
+    shoe: np.ndarray | None = None,
+    *,
+    model: Model | None = None,
+    start: np.ndarray | None = None,
+) -> Analysis:
     """Optimise the table for the rules (table None) or evaluate the given table exactly.
 
-    shoe: analyse this composition (cards per value, A first) instead of the full shoe."""
-    model = Model(rules, shoe)
+    shoe: analyse this composition (cards per value, A first) instead of the full shoe.
+    model: a Model to reuse (its shoe, and its dealer memo filled by an earlier analysis of the
+    same shoe: the ceiling evaluates and optimises each shoe on one); shoe is then ignored.
+    start: the table actions an optimisation starts from (default a rough hit-to-17 table); a
+    near-optimal start (the full shoe's basic strategy for a depleted shoe) needs fewer passes."""
+    model = model if model is not None else Model(rules, shoe)
     sp = model.space
     ups = range(1, 11)
     optimize = table is None
-    actions = _initial_actions() if optimize else table.actions.copy()
+    if optimize:
+        actions = _initial_actions() if start is None else np.array(start, np.int64, copy=True)
+    else:
+        actions = table.actions.copy()
     mode = K.MODE_OPTIMIZE if optimize else K.MODE_EVALUATE
     wdeal = {up: model.deal_weights(up) for up in ups}
     floor = {}
@@ -649,13 +663,14 @@ def _round_ev(
     return float(total_ev)
 
 
-def composition_ev(rules: Rules) -> float:
+def composition_ev(rules: Rules, *, model: Model | None = None) -> float:
     """EV per round when every hand, split hands included, takes its own best action.
 
     This is the composition-dependent optimum off the top (never insuring, never taking even
     money) that analyses such as the Wizard of Odds' Appendix 9 report; with the same insurance
-    choices the basic-strategy EV can only be lower."""
-    model = Model(rules)
+    choices the basic-strategy EV can only be lower. model: a Model of another shoe (the
+    ceiling's depleted shoes, sharing their dealer memo), else the rules' full shoe."""
+    model = model if model is not None else Model(rules)
     sp = model.space
     actions = _initial_actions()
     zeros = np.zeros((3, sp.size))
