@@ -7,11 +7,16 @@
 
 from __future__ import annotations
 
-from gymnasium.envs.registration import register, registry
+from ._source import use_numba_cache
 
-from .env import Action, BlackjackEnv, Phase
-from .rules import DEFAULT_PRESET, PRESETS, Rules
-from .shoe_env import BlackjackShoeEnv
+# Before any compiled module is imported: numba's cache follows the source (see _source.py).
+use_numba_cache()
+
+from gymnasium.envs.registration import register, registry  # noqa: E402
+
+from .env import Action, BlackjackEnv, Phase  # noqa: E402
+from .rules import DEFAULT_PRESET, PRESETS, Rules  # noqa: E402
+from .shoe_env import BlackjackShoeEnv  # noqa: E402
 
 ENV_ID = "blackjack_env/Blackjack-v0"
 SHOE_ENV_ID = "blackjack_env/BlackjackShoe-v0"

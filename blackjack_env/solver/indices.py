@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from .. import engine as E
+from .._source import code_key
 from ..counting import SYSTEMS, CountingSystem, parse_system
 from ..counting import system as builtin_system
 from ..rules import Rules
@@ -77,8 +78,6 @@ from . import _kernels as K
 from ._analysis import Model, _insurance_value, _insured_natural, analyse, shoe_vector
 from .solution import Solution, atomic_file, cache_dir, rules_key, solve
 
-#: Bump when the method changes, so cached grids from older code are not reused.
-INDEX_VERSION = 1
 #: The counts (tau, see the module docstring) at which the shoe is analysed exactly.
 GRID = np.arange(-12.0, 15.0, 1.0)
 #: Indices are kept when they change play in this true-count range.
@@ -333,7 +332,7 @@ def _analyse_point(rules: Rules, shoe: np.ndarray) -> dict[str, np.ndarray]:
 def _grid_key(rules: Rules, system: CountingSystem) -> str:
     text = json.dumps(
         {
-            "indices": INDEX_VERSION,
+            "indices": code_key(__name__),
             "rules": rules_key(rules),
             "penetration": rules.penetration,
             "tags": [float(t) for t in system.tags],
@@ -571,7 +570,7 @@ def generate_indices(
     """Index plays for a game (its ``penetration`` is the cut card) and a counting system.
 
     workers: processes for the grid of analyses (None: one per CPU); the grid is cached on disk
-    (``cache_dir()``, keyed by the rules, penetration, tags and ``INDEX_VERSION``)."""
+    (``cache_dir()``, keyed by the rules, penetration, tags and the code, ``code_key``)."""
     rules = Rules.coerce(rules)
     system = load_system(system)
     check_rules(rules)
@@ -603,4 +602,4 @@ def generate_indices(
     return IndexTable(rules, system, [entry for _, entry in entries])
 
 
-__all__ = ["GRID", "INDEX_VERSION", "TC_RANGE", "IndexTable", "check_rules", "generate_indices", "load_system"]
+__all__ = ["GRID", "TC_RANGE", "IndexTable", "check_rules", "generate_indices", "load_system"]

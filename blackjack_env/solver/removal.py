@@ -28,14 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from .._source import code_key
 from ..counting import SYSTEMS, VALUE_WEIGHTS, VALUES, CountingSystem, weighted_correlation
 from ..rules import Rules
 from ..strategy import N_ROWS, N_UP, row_label, up_label
 from ._analysis import Analysis, _insurance_value, analyse, shoe_vector
 from .solution import ACTION_NAMES, atomic_file, cache_dir, rules_key, solve
 
-#: Bump when the removal analysis changes, so cached results from older code are not reused.
-REMOVAL_VERSION = 1
 #: The value labels of the contract, in its order (ten-value cards as "10", the ace last).
 LABELS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "A")
 #: Share of the shoe dealt before the shuffle assumed for PE when the rules shuffle every round.
@@ -106,7 +105,8 @@ def _ace_first(effects: Mapping[str, float]) -> np.ndarray:
 
 
 def _cache_path(rules: Rules) -> Path:
-    text = json.dumps({"removal": REMOVAL_VERSION, "rules": rules_key(rules)}, sort_keys=True)
+    """The cache file of the rules' effects, keyed by the code that computes them (``code_key``)."""
+    text = json.dumps({"removal": code_key(__name__), "rules": rules_key(rules)}, sort_keys=True)
     return cache_dir() / f"removal-{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
 
 
@@ -185,13 +185,13 @@ def _save(removal: Removal, path: Path) -> None:
     fields = asdict(removal)
     fields["rules"] = removal.rules.to_dict()
     with atomic_file(path, "w") as f:
-        json.dump({"version": REMOVAL_VERSION, **fields}, f)
+        json.dump({"code": code_key(__name__), **fields}, f)
 
 
 def _load(path: Path, rules: Rules) -> Removal:
     data = json.loads(path.read_text())
-    if data["version"] != REMOVAL_VERSION:
-        raise ValueError("stale removal cache")
+    if data.get("code") != code_key(__name__):
+        raise ValueError("removal cache written by other code")
     return Removal(
         rules=rules,
         eor=data["eor"],

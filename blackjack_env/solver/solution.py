@@ -1,4 +1,11 @@
-"""Public results of the exact analysis: the optimal table, its EVs, policy evaluation, disk cache."""
+"""Public results of the exact analysis: the optimal table, its EVs, policy evaluation, disk cache.
+
+Every on-disk cache of the solver (solutions here, effects of removal, index grids, the ceiling) keys
+its files by ``code_key(__name__)`` (``from .solution import code_key``; it lives in
+``blackjack_env/_source.py``) of the module that computes them (a hash of that module's source and of
+every module of the package it imports) beside the inputs, so a result computed by other code is never
+read back: ``path = cache_dir() / f"ceiling-{hash of (code_key(__name__), inputs)}.npz"``.
+"""
 
 from __future__ import annotations
 
@@ -16,13 +23,12 @@ from typing import IO, Any
 import numpy as np
 
 from .. import engine as E
+from .._source import cache_root, code_key
 from ..rules import Rules
 from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, row_of_label, up_label
 from . import _kernels as K
 from ._analysis import Analysis, analyse, dealer_arrays, hand_evs, shoe_vector
 
-#: Bump when the analysis changes, so cached results from older code are not reused.
-SOLVER_VERSION = 4
 ACTION_NAMES = ("stand", "hit", "double", "split", "surrender")
 _CHART_KEYS = {
     section: [row_label(r)[1] for r in range(N_ROWS) if row_label(r)[0] == section]
@@ -43,16 +49,18 @@ _ARRAYS = (
 
 
 def cache_dir() -> Path:
-    """Where solutions are kept: $BLACKJACK_ENV_CACHE, else ~/.cache/blackjack-env/solver."""
+    """Where solutions are kept: $BLACKJACK_ENV_CACHE, else ~/.cache/blackjack-env/solver
+    ($XDG_CACHE_HOME in place of ~/.cache where set)."""
     env = os.environ.get("BLACKJACK_ENV_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "blackjack-env" / "solver"
+    return Path(env) if env else cache_root() / "solver"
 
 
 def rules_key(rules: Rules) -> str:
-    """Cache key: every field that changes a fresh-shoe analysis (penetration does not)."""
+    """Cache key of a solution: every field that changes a fresh-shoe analysis (penetration does not)
+    and the code that computes it (:func:`code_key`), so changed code never reads an old result."""
     fields = rules.to_dict()
     fields.pop("penetration", None)
-    text = json.dumps({"solver": SOLVER_VERSION, "rules": fields}, sort_keys=True)
+    text = json.dumps({"code": code_key(__name__), "rules": fields}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -264,7 +272,7 @@ class Solution:
             "legal_split": self.legal_split,
             "insurance_ev": self.insurance_ev,
         }
-        meta = json.dumps({"ev": self.ev, "rules": self.rules.to_dict(), "version": SOLVER_VERSION})
+        meta = json.dumps({"ev": self.ev, "rules": self.rules.to_dict(), "code": code_key(__name__)})
         with atomic_file(path) as f:
             np.savez(f, meta=np.array(meta), **arrays)
 

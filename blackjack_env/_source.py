@@ -1,0 +1,193 @@
+"""Hashes of the package's own source code, so nothing cached on disk outlives the code that made it.
+
+Two caches use them:
+
+* the solver's results (solutions, effects of removal, index grids, the ceiling): each is keyed by
+  :func:`code_key` of the module that computes it, a hash of that module's source and of every module
+  of this package it imports, directly or not, so a change anywhere in the code behind a result means
+  the result is computed again rather than read back;
+* numba's compiled code: numba keys a cached function by its own file only, so a kernel that inlined an
+  engine function kept running the old engine after ``engine.py`` changed. :func:`use_numba_cache`
+  (called by ``blackjack_env/__init__.py`` before any compiled module is imported) points numba's cache
+  at a folder named by :func:`compiled_key`, so changed code compiles afresh and unchanged code still
+  loads from the cache.
+
+Only the standard library is imported here: this runs before numba is configured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import re
+import sys
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "blackjack_env"
+#: Subpackages installed from folders outside the package's own (pyproject.toml's package-dir).
+ELSEWHERE = ("agents", "train", "evaluate")
+_NJIT = re.compile(r"^[ \t]*@(?:numba\.)?n?jit\b", re.MULTILINE)
+#: Set beside NUMBA_CACHE_DIR when this module chose it, so a child process tells it from a user's own.
+_MARK = "BLACKJACK_ENV_NUMBA_CACHE"
+
+
+def _spec(name: str) -> importlib.machinery.ModuleSpec | None:
+    """Where module ``name`` lives, found without running any package's ``__init__`` that has not
+    run yet (numba must be configured before the compiled modules are imported)."""
+    parent, _, _ = name.rpartition(".")
+    try:
+        if not parent or parent in sys.modules:
+            return importlib.util.find_spec(name)
+        outer = _spec(parent)
+        if outer is None or not outer.submodule_search_locations:
+            return None
+        return importlib.machinery.PathFinder.find_spec(name, list(outer.submodule_search_locations))
+    except (ImportError, ValueError):
+        return None
+
+
+@cache
+def _source(name: str) -> Path | None:
+    spec = _spec(name)
+    origin = spec.origin if spec is not None else None
+    return Path(origin) if origin and origin.endswith(".py") else None
+
+
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.MULTILINE)
+
+
+def _names(text: str) -> list[str]:
+    """The imported names of an import list (``a as b, c``, parenthesised or not, comments dropped)."""
+    text = re.sub(r"#[^\n]*", "", text).strip("()")
+    return [part.split()[0] for part in text.replace("\\", " ").split(",") if part.split()]
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The modules of this package that module ``name`` imports anywhere in its file (``from pkg
+    import x`` counts as pkg.x where x is a submodule, else as pkg, whose code defines x).
+
+    Read with a pattern, not parsed (parsing the compiled modules costs half a second at every
+    import): a line in a docstring that looks like an import only adds a file to the hash."""
+    text = path.read_text(encoding="utf-8")
+    is_package = path.name == "__init__.py"
+    found = {m for line in _IMPORT.findall(text) for m in _names(line)}
+    for module, names in _FROM.findall(text):
+        dots = len(module) - len(module.lstrip("."))
+        base = module[dots:]
+        if dots:
+            parts = name.split(".")
+            base = ".".join([*parts[: len(parts) - dots + is_package], *([base] if base else [])])
+        if not _ours(base):
+            continue
+        spec = _spec(base)
+        if spec is None or not spec.submodule_search_locations:  # a module: its names are not modules
+            found.add(base)
+            continue
+        for alias in _names(names):
+            sub = f"{base}.{alias}"
+            found.add(sub if _source(sub) is not None else base)
+    return {m for m in found if _ours(m)}
+
+
+def _ours(module: str) -> bool:
+    return module == PACKAGE or module.startswith(PACKAGE + ".")
+
+
+@cache
+def _closure(names: tuple[str, ...], transitive: bool) -> tuple[tuple[str, bytes], ...]:
+    """(module name, source bytes) of the named modules and the package modules they import."""
+    seen: dict[str, bytes] = {}
+    todo = list(names)
+    first = set(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = _source(name)
+        if path is None:
+            if name in first:
+                raise ValueError(f"no source file for module {name!r}")
+            continue
+        seen[name] = path.read_bytes()
+        if transitive or name in first:
+            todo.extend(_imports(name, path) - seen.keys())
+    return tuple(sorted(seen.items()))
+
+
+def _digest(files: tuple[tuple[str, bytes], ...]) -> str:
+    h = hashlib.sha256()
+    for name, data in files:
+        h.update(f"{name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()[:32]
+
+
+def _qualified(module: str) -> str:
+    return module if _ours(module) else f"{PACKAGE}.{module}"
+
+
+def code_key(*modules: str) -> str:
+    """A hash of the source of ``modules`` (e.g. ``"blackjack_env.solver.ceiling"``, or relative to the
+    package: ``"solver.ceiling"``) and of every module of this package they import, directly or through
+    others: put it in the key of anything those modules cache on disk, so changed code never reads a
+    result the old code computed. Computed once per process."""
+    if not modules:
+        raise ValueError("code_key needs at least one module name")
+    return _digest(_closure(tuple(sorted(_qualified(m) for m in modules)), True))
+
+
+@cache
+def compiled_modules() -> tuple[str, ...]:
+    """Every module of the package whose source holds numba-compiled functions (found by their
+    decorators, so a new compiled module needs no list kept by hand)."""
+    found = set()
+    for package in (PACKAGE, *(f"{PACKAGE}.{name}" for name in ELSEWHERE)):
+        spec = _spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+            for path in Path(folder).rglob("*.py"):
+                if _NJIT.search(path.read_text(encoding="utf-8")):
+                    parts = path.relative_to(folder).with_suffix("").parts
+                    found.add(".".join([package, *parts[: -1 if parts[-1] == "__init__" else None]]))
+    return tuple(sorted(found))
+
+
+def compiled_files() -> list[str]:
+    """The modules behind numba's compiled code: :func:`compiled_modules` and what each imports from
+    this package (constants and inlined functions come from there)."""
+    return [name for name, _ in _closure(compiled_modules(), False)]
+
+
+def compiled_key() -> str:
+    """A hash of :func:`compiled_files`' sources: the name of numba's cache folder for this code."""
+    return _digest(_closure(compiled_modules(), False))
+
+
+def cache_root() -> Path:
+    """The user's cache folder for this package: $XDG_CACHE_HOME/blackjack-env, else ~/.cache/blackjack-env."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "blackjack-env"
+
+
+def use_numba_cache() -> str | None:
+    """Point numba's cache at ``cache_root()/numba/<compiled_key()>`` unless the user set
+    NUMBA_CACHE_DIR (then numba's own per-file keying applies, as numba documents); returns the folder
+    chosen, or None where the user's setting stands.
+
+    Set through the environment (numba re-reads its NUMBA_* variables before each compilation, so a
+    value written only to ``numba.config`` could be undone) and in ``numba.config`` where numba is
+    already imported; child processes inherit it, and the mark beside it lets a child running other
+    code choose its own folder."""
+    current = os.environ.get("NUMBA_CACHE_DIR")
+    if current and current != os.environ.get(_MARK):
+        return None
+    folder = str(cache_root() / "numba" / compiled_key())
+    os.environ["NUMBA_CACHE_DIR"] = folder
+    os.environ[_MARK] = folder
+    config = sys.modules.get("numba.core.config")
+    if config is not None:
+        config.CACHE_DIR = folder  # type: ignore[attr-defined]
+    return folder
