@@ -74,16 +74,15 @@ def check_settlement(rules: Rules, summary: dict[str, Any]) -> None:
     state = summary["insurance_state"]
     if state == "even money":
         assert natural and [h["result"] for h in hands] == [1.0] and summary["insurance"] == 0.0
+        assert hands[0]["status"] == "stood", hands[0]
         return
     # how each hand may look
     for hand in hands:
         total = _total(hand["cards"])[0]
         assert hand["total"] == total
-        # a round ended by a natural or a peeked dealer blackjack leaves the hand "playing"
-        # (see test_scenarios.py::test_settled_hands_are_not_playing); allowed here
-        assert hand["status"] in ("stood", "bust", "surrendered", "playing"), hand
-        if hand["status"] == "playing":
-            assert natural or dealer_bj, hand
+        # settled means settled: a round ended by a natural or a dealer blackjack leaves the hand
+        # "stood" too, never "playing" or "waiting" (test_scenarios.py::test_settled_hands_are_not_playing)
+        assert hand["status"] in ("stood", "bust", "surrendered"), hand
         assert (hand["status"] == "bust") is (total > 21)
         assert hand["bet"] == (2.0 if hand["doubled"] else 1.0)
         if hand["doubled"]:
@@ -105,8 +104,12 @@ def check_settlement(rules: Rules, summary: dict[str, Any]) -> None:
     elif rules.peek:
         assert len(dealer) == 2
     else:
+        # no hole card: the second card is drawn only where a result depends on it (issue 22): a live
+        # hand, or a natural, an insurance bet or a late surrender that a blackjack under an A or 10 changes
         late_no_peek = surrendered and rules.surrender == "late"
-        assert len(dealer) == (2 if live or natural or state == "taken" or late_no_peek else 1)
+        blackjack_possible = _total(dealer[:1])[0] in (10, 11)
+        depends = live or (blackjack_possible and (natural or state == "taken" or late_no_peek))
+        assert len(dealer) == (2 if depends else 1), (dealer, hands, state)
     # what every bet pays
     expected = oracle_results(rules, hands, dealer_total, dealer_bj, natural)
     assert [h["result"] for h in hands] == pytest.approx(expected), (hands, dealer)
