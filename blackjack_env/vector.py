@@ -108,6 +108,8 @@ def _step_tables(
             done = st[i, E.S_PHASE] == E.P_OVER and not st[i, E.S_BETTING]
             terminated[i] = done
             autoreset[i] = done
+            if done:  # a finished table's mask: STAND alone (its next step, the autoreset, ignores it)
+                mask[i, E.STAND] = True
     return -1
 
 
@@ -116,7 +118,7 @@ class LegalActionBatch(spaces.MultiDiscrete):
 
     As in the single env (:class:`blackjack_env.env.LegalActions`), a sample with no mask draws
     uniformly among the actions legal now, per table; a table whose episode just ended (its next
-    step is the autoreset, which ignores the action) gets STAND. An explicit ``mask`` or
+    step is the autoreset, which ignores the action) has STAND alone in its mask, and gets it. An explicit ``mask`` or
     ``probability`` behaves exactly as in ``MultiDiscrete``.
     """
 
@@ -139,8 +141,11 @@ class BlackjackVectorEnv(VectorEnv):
     and its arguments (``rules``, ``count_obs``, ``reward``, ``seats``, ``seat``, ``others``).
 
     ``action_masks()`` returns bool[N, 7]; ``info["action_mask"]`` holds the same after every
-    reset and step. ``action_space.sample()`` draws a legal action at every table. Rewards are
-    float64[N], terminations bool[N] (never truncated).
+    reset and step. A table whose episode just ended has STAND alone in its mask: its next step
+    is the autoreset, which ignores the action, so sampling code such as
+    ``rng.choice(np.flatnonzero(mask[i]))`` or a masked policy never meets an empty mask.
+    ``action_space.sample()`` draws a legal action at every table. Rewards are float64[N],
+    terminations bool[N] (never truncated).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}

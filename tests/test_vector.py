@@ -92,16 +92,39 @@ def test_action_space_sample_draws_legal_actions_at_every_table() -> None:
     envs.action_space.seed(3)
     _, info = envs.reset(seed=5)
     seen = np.zeros(E.N_ACTIONS, bool)
+    finished = np.zeros(64, bool)
     for _ in range(300):
         actions = envs.action_space.sample()
         assert actions.shape == (64,)
-        legal = info["action_mask"][np.arange(64), actions]
-        finished = ~info["action_mask"].any(axis=1)
-        assert (legal | finished).all()
+        assert info["action_mask"][np.arange(64), actions].all()
         assert (actions[finished] == E.STAND).all()
         seen[actions[~finished]] = True
-        _, _, _, _, info = envs.step(actions)  # raises ValueError on an illegal action
+        _, _, finished, _, info = envs.step(actions)  # raises ValueError on an illegal action
     assert seen.all()
+
+
+def test_finished_tables_mask_stand_alone_so_sampling_from_the_mask_works() -> None:
+    """Issue 22: a finished table's mask is STAND alone (the autoreset step ignores it), so the
+    natural rng.choice(np.flatnonzero(mask)) works on every step; the autoreset takes any id."""
+    envs = make_vec(16, rules="ultimatebet")
+    rng = np.random.default_rng(0)
+    _, info = envs.reset(seed=2)
+    finishes = 0
+    for _ in range(200):
+        actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in info["action_mask"]])
+        _, _, terminated, _, info = envs.step(actions)
+        stand_only = np.zeros(E.N_ACTIONS, bool)
+        stand_only[E.STAND] = True
+        assert (info["action_mask"][terminated] == stand_only).all()
+        assert (envs.unwrapped.action_masks() == info["action_mask"]).all()
+        finishes += int(terminated.sum())
+        if terminated.any():  # the autoreset step ignores the action, even one the mask holds not
+            ids = np.array([rng.choice(np.flatnonzero(mask)) for mask in info["action_mask"]])
+            restarted = terminated
+            ids[restarted] = E.SURRENDER
+            _, rewards, terminated, _, info = envs.step(ids)
+            assert (rewards[restarted] == 0).all() and not terminated[restarted].any()
+    assert finishes > 50
 
 
 def test_action_space_sample_with_an_explicit_mask_is_multidiscrete_sampling() -> None:
