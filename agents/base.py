@@ -19,11 +19,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from blackjack_env.env import STRATEGY_FILE
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import StrategyTable
 
 AGENT_FILE = "agent.json"
-TABLE_FILE = "strategy.json"
+TABLE_FILE = STRATEGY_FILE  # the table others= of the envs plays from a saved agent's directory
 
 
 class AgentFileWarning(UserWarning):

@@ -22,7 +22,11 @@ COUNT_MODES = {"none": E.COUNT_NONE, "composition": E.COUNT_COMPOSITION, "hilo":
 REWARD_MODES = {"sampled": E.REWARD_SAMPLED, "expected": E.REWARD_EXPECTED}
 
 
-OTHERS_CHOICES = "'basic', 'random', a StrategyTable, or the path of a saved agent or strategy table"
+OTHERS_CHOICES = (
+    "'basic', 'random', a StrategyTable, or the path of a strategy table file (or of a saved agent's "
+    "directory holding one, strategy.json)"
+)
+STRATEGY_FILE = "strategy.json"  # a saved agent's table, written beside its own files (agents.base)
 
 
 def check_options(rules: Rules, count_obs: str, reward: str, seats: int = 1, seat: int = 0) -> None:
@@ -49,7 +53,11 @@ def seed_table(st: np.ndarray, shoe: np.ndarray, prngs: np.ndarray, entropy: int
 
 def others_policy(rules: Rules, others: Any) -> tuple[int, StrategyTable | None]:
     """(policy kind, table) of the seats the agent does not play: basic strategy for the rules,
-    uniform random legal play, a StrategyTable, or a saved agent / strategy table on disk."""
+    uniform random legal play, a StrategyTable, or a strategy table file on disk.
+
+    The env knows tables, not agents: a saved agent's directory plays the ``strategy.json`` it
+    wrote when saved; any agent becomes a table in the agent layer
+    (``blackjack_env.agents.load_agent(path).to_table()``)."""
     if isinstance(others, StrategyTable):
         return T.POLICY_TABLE, others
     if others == "basic":
@@ -60,13 +68,15 @@ def others_policy(rules: Rules, others: Any) -> tuple[int, StrategyTable | None]
         return T.POLICY_RANDOM, None
     if isinstance(others, (str, Path)) and Path(others).exists():
         path = Path(others)
-        if (path / "agent.json").is_file():
-            from blackjack_env.agents.base import load_agent  # a saved agent plays its own table
-
-            table = load_agent(path).to_table()
-            return (T.POLICY_RANDOM, None) if table is None else (T.POLICY_TABLE, table)
+        file = path / STRATEGY_FILE if path.is_dir() else path
+        if not file.is_file():
+            raise ValueError(
+                f"others={str(others)!r} is a directory without a {STRATEGY_FILE}: a saved agent that plays no "
+                "table (random play) is others='random'; any other agent is "
+                "others=blackjack_env.agents.load_agent(path).to_table()"
+            )
         try:
-            return T.POLICY_TABLE, StrategyTable.load(path / "strategy.json" if path.is_dir() else path)
+            return T.POLICY_TABLE, StrategyTable.load(file)
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(f"others={str(others)!r} is not a saved strategy table ({error})") from None
     raise ValueError(f"others must be {OTHERS_CHOICES}; got {others!r}")
@@ -197,6 +207,75 @@ def _best_total(hard: int, aces: int) -> int:
     return hard + 10 if aces and hard + 10 <= 21 else hard
 
 
+def seat_summary(st: np.ndarray, hands: np.ndarray, res: np.ndarray, s: int) -> dict[str, Any]:
+    """Seat s's hands, insurance and result (per unit of its bet), from its block (read as Python
+    lists once: this runs at the end of every episode); the single envs' and the PettingZoo
+    table's round summaries."""
+    base = E.S_SEAT_BASE + s * E.SEAT_FIELDS
+    block = st[base : base + E.SEAT_FIELDS].tolist()
+    n_hands = block[E.SEAT_NUM_HANDS]
+    rows = hands[s * MAX_HANDS : s * MAX_HANDS + n_hands].tolist()
+    results = res[s * E.RES_SIZE : (s + 1) * E.RES_SIZE].tolist()
+    return {
+        "seat": s,
+        "playing": bool(block[E.SEAT_ACTIVE]),
+        "hands": [
+            {
+                "cards": card_names(row[E.H_CARDS : E.H_CARDS + row[E.H_N]]),
+                "total": _best_total(row[E.H_HARD], row[E.H_ACES]),
+                "bet": float(row[E.H_BET]),
+                "doubled": bool(row[E.H_DOUBLED]),
+                "split": bool(row[E.H_SPLIT]),
+                "status": _STATUS_NAMES[row[E.H_STATUS]],
+                "result": results[i],
+            }
+            for i, row in enumerate(rows)
+        ],
+        "insurance": results[E.RES_INSURANCE],
+        "insurance_state": _INSURANCE_NAMES[block[E.SEAT_INS]],
+        "result": results[E.RES_TOTAL],
+    }
+
+
+def dealer_summary(st: np.ndarray) -> dict[str, Any]:
+    """The dealer's cards and total, hole card included (the summaries are the house's view)."""
+    codes = st[E.S_DEALER : E.S_DEALER + st[E.S_DEALER_N]].tolist()
+    return {"cards": card_names(codes), "total": _best_total(int(st[E.S_DEALER_HARD]), int(st[E.S_DEALER_ACES]))}
+
+
+def stacked_codes(rules: Rules, cards: Any, most: int, unit: str) -> list[int]:
+    """Stacked cards (``reset(options={"cards": [...]})``) as engine codes, checked against the
+    shoe: at most ``most`` per ``unit`` (a round, a shoe), none more often than the shoe holds it."""
+    codes = card_codes(cards)
+    if len(codes) > most:
+        raise ValueError(f"at most {most} stacked cards per {unit}, got {len(codes)}")
+    if not rules.infinite:
+        wanted = np.bincount(codes, minlength=14)
+        full = 4 * rules.decks
+        over = [card_name(c) for c in range(1, 14) if wanted[c] > full]
+        if over:
+            raise ValueError(
+                f"stacked cards ask for {wanted[card_codes(over)[0]]} x {over[0]} but a "
+                f"{rules.decks}-deck shoe holds only {full}"
+            )
+    return codes
+
+
+def load_stack(st: np.ndarray, rules: Rules, codes: list[int]) -> None:
+    """The next cards to deal this round (a new shoe first if this one lacks them)."""
+    st[E.S_STACK_POS] = 0
+    st[E.S_STACK_LEN] = 0
+    if not codes:
+        return
+    if not rules.infinite:
+        wanted = np.bincount(codes, minlength=14)
+        remaining = st[E.S_COUNTS : E.S_COUNTS + 14]
+        if any(wanted[c] > remaining[c] for c in range(1, 14)):
+            st[E.S_FORCE_SHUFFLE] = 1  # not enough left in this shoe: start a new one
+    st[E.S_STACK : E.S_STACK + len(codes)] = codes
+    st[E.S_STACK_LEN] = len(codes)
+
+
 def count_names(count_obs: str) -> tuple[str, ...]:
     """Names of the count components of the observation."""
     if count_obs == "composition":
@@ -296,7 +375,10 @@ class BlackjackEnv(gym.Env):
     * ``rules``: a :class:`Rules`, a preset name (``Rules.preset``) or a dict of fields; default
       ``Rules()`` (the ``ultimatebet`` preset).
     * ``count_obs``: ``"none"``, ``"composition"`` or ``"hilo"`` (what a card counter sees).
-    * ``render_mode``: ``"ansi"`` returns a text picture of the table, ``"human"`` prints it.
+    * ``render_mode``: ``"ansi"`` returns a text picture of the table, ``"rgb_array"`` an
+      ``(H, W, 3) uint8`` picture (Pillow; the hole card face down until shown, every seat's hands,
+      bets and totals, the acting hand framed, the count and the shoe's depth in shoe games),
+      ``"human"`` shows that picture in a window where a display exists, else prints the text.
     * ``reward``: ``"sampled"`` (the dealt result) or ``"expected"`` (see Rewards).
 
     The final step's ``info`` has ``hands`` (each hand's cards, bet, status and result),
@@ -306,7 +388,7 @@ class BlackjackEnv(gym.Env):
     * v0: initial version (``reward="expected"`` added as an option; the default is unchanged).
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -404,11 +486,18 @@ class BlackjackEnv(gym.Env):
         """Legal actions now, bool[7] (sb3-contrib's MaskablePPO calls this)."""
         return self._mask.copy()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if not self._seeded:
             raise RuntimeError("no round has been dealt: call reset() before render()")
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
+            return None
+        from .render import display_available, draw_table, env_view, show
+
+        if self.render_mode == "rgb_array":
+            return draw_table(env_view(self))
+        if self.render_mode == "human" and display_available():
+            show(draw_table(env_view(self)), self.__dict__.setdefault("_window", {}))
             return None
         text = self._table_text()
         if self.render_mode == "ansi":
@@ -490,7 +579,7 @@ class BlackjackEnv(gym.Env):
         Mid-round it shows the table as the house sees it, hole card included: a tool for tests
         and analysis, never an input for an agent (the observation and render hide the hole card)."""
         summary = self._seat_summary(self.seat)
-        summary["dealer"] = {"cards": card_names(self._dealer_codes()), "total": self._dealer_total()}
+        summary["dealer"] = dealer_summary(self._st)
         if self.seats > 1:
             summary["seats"] = [self._seat_summary(s) for s in range(self.seats)]
         return summary
@@ -499,42 +588,10 @@ class BlackjackEnv(gym.Env):
         return int(self._st[E.S_SEAT_BASE + s * E.SEAT_FIELDS + field])
 
     def _seat_summary(self, s: int) -> dict[str, Any]:
-        """Seat s's hands, insurance and result (per unit of its bet), from its block (read as
-        Python lists once: this runs at the end of every episode)."""
-        base = E.S_SEAT_BASE + s * E.SEAT_FIELDS
-        block = self._st[base : base + E.SEAT_FIELDS].tolist()
-        n_hands = block[E.SEAT_NUM_HANDS]
-        rows = self._hands[s * MAX_HANDS : s * MAX_HANDS + n_hands].tolist()
-        results = self._res[s * E.RES_SIZE : (s + 1) * E.RES_SIZE].tolist()
-        hands = [
-            {
-                "cards": card_names(row[E.H_CARDS : E.H_CARDS + row[E.H_N]]),
-                "total": _best_total(row[E.H_HARD], row[E.H_ACES]),
-                "bet": float(row[E.H_BET]),
-                "doubled": bool(row[E.H_DOUBLED]),
-                "split": bool(row[E.H_SPLIT]),
-                "status": _STATUS_NAMES[row[E.H_STATUS]],
-                "result": results[i],
-            }
-            for i, row in enumerate(rows)
-        ]
-        return {
-            "seat": s,
-            "playing": bool(block[E.SEAT_ACTIVE]),
-            "hands": hands,
-            "insurance": results[E.RES_INSURANCE],
-            "insurance_state": _INSURANCE_NAMES[block[E.SEAT_INS]],
-            "result": results[E.RES_TOTAL],
-        }
+        return seat_summary(self._st, self._hands, self._res, s)
 
     def _hand_codes(self, row: int) -> list[int]:
         return [int(c) for c in self._hands[row, E.H_CARDS : E.H_CARDS + self._hands[row, E.H_N]]]
-
-    def _dealer_codes(self) -> list[int]:
-        return [int(c) for c in self._st[E.S_DEALER : E.S_DEALER + self._st[E.S_DEALER_N]]]
-
-    def _dealer_total(self) -> int:
-        return _best_total(int(self._st[E.S_DEALER_HARD]), int(self._st[E.S_DEALER_ACES]))
 
     def _stacked_codes(self, options: dict[str, Any] | None) -> list[int]:
         """options['cards'] as engine codes, checked against the shoe's size."""
@@ -543,33 +600,10 @@ class BlackjackEnv(gym.Env):
             raise ValueError(f"unknown reset option {sorted(unknown)[0]!r}; the only option is 'cards'")
         if not options or options.get("cards") is None:
             return []
-        codes = card_codes(options["cards"])
-        if len(codes) > self._max_stacked():
-            raise ValueError(f"at most {self._max_stacked()} stacked cards per {self._stack_unit}, got {len(codes)}")
-        if not self.rules.infinite:
-            wanted = np.bincount(codes, minlength=14)
-            full = 4 * self.rules.decks
-            over = [card_name(c) for c in range(1, 14) if wanted[c] > full]
-            if over:
-                raise ValueError(
-                    f"stacked cards ask for {wanted[card_codes(over)[0]]} x {over[0]} but a "
-                    f"{self.rules.decks}-deck shoe holds only {full}"
-                )
-        return codes
+        return stacked_codes(self.rules, options["cards"], self._max_stacked(), self._stack_unit)
 
     def _load_stack(self, codes: list[int]) -> None:
-        """The next cards to deal this round (a new shoe first if this one lacks them)."""
-        self._st[E.S_STACK_POS] = 0
-        self._st[E.S_STACK_LEN] = 0
-        if not codes:
-            return
-        if not self.rules.infinite:
-            wanted = np.bincount(codes, minlength=14)
-            remaining = self._st[E.S_COUNTS : E.S_COUNTS + 14]
-            if any(wanted[c] > remaining[c] for c in range(1, 14)):
-                self._st[E.S_FORCE_SHUFFLE] = 1  # not enough left in this shoe: start a new one
-        self._st[E.S_STACK : E.S_STACK + len(codes)] = codes
-        self._st[E.S_STACK_LEN] = len(codes)
+        load_stack(self._st, self.rules, codes)
 
     def _action_names(self) -> list[str]:
         return [a.name for a in Action]
@@ -583,11 +617,11 @@ class BlackjackEnv(gym.Env):
         raise ValueError(f"illegal action {action} ({name}) now; legal actions: {legal}")
 
     def _table_text(self) -> str:
-        dealer = card_names(self._dealer_codes())
+        dealer = dealer_summary(self._st)
         if self._st[E.S_HOLE_HIDDEN]:
-            dealer_line = f"Dealer: {dealer[0]} ??"
+            dealer_line = f"Dealer: {dealer['cards'][0]} ??"
         else:
-            dealer_line = f"Dealer: {' '.join(dealer)}  ({self._dealer_total()})"
+            dealer_line = f"Dealer: {' '.join(dealer['cards'])}  ({dealer['total']})"
         lines = [f"Rules: {self.rules.describe()}", dealer_line]
         over = self._st[E.S_PHASE] == E.P_OVER
         playing = self._st[E.S_PHASE] == E.P_PLAY

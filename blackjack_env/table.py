@@ -16,11 +16,14 @@ from numba import njit
 
 from . import engine as E
 from .count_policy import count_decision
+from .rules import MAX_HANDS
 from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_decision
 
 POLICY_TABLE, POLICY_RANDOM, POLICY_COUNT = 0, 1, 2
 NO_SEAT = -1  # play_until's stop seat when every seat is played by its policy
+EVERY_SEAT = -2  # play_until's stop seat when every seat is an agent (the PettingZoo table)
 SHOE_STEPS = 52  # the shoe-dealt observation counts 52nds of the shoe
+VALUES = 10  # card values 1 (ace) .. 10: the PettingZoo table counts the other seats' cards per value
 
 
 def driver_policies(kind: int, table: StrategyTable | None) -> tuple[np.ndarray, ...]:
@@ -50,18 +53,18 @@ def policy_decision(kind, actions, insurance, st, hands, mask, prng, counting):
 def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, mask, prngs, counting, at_table):
     """Deal a round (``action`` < 0) or apply the stop seat's ``action``, then let the seats'
     policies act (seat s plays policy ``st[seat_slot(s, SEAT_POLICY)]``) until ``stop_seat``
-    must decide or the round is over. One call site each of ``start_round`` and ``step_round``,
-    so both inline once. ``counting`` is None where no counting strategy plays (the envs, the
-    table-policy kernel): numba then prunes their play at compile time; else the compiled counting
-    strategies, a row per policy (``count_policy``). ``at_table``: the round's kind
-    (``engine.table_kind``)."""
+    must decide (any seat, when it is ``EVERY_SEAT``) or the round is over. One call site each of
+    ``start_round`` and ``step_round``, so both inline once. ``counting`` is None where no
+    counting strategy plays (the envs, the table-policy kernel): numba then prunes their play at
+    compile time; else the compiled counting strategies, a row per policy (``count_policy``).
+    ``at_table``: the round's kind (``engine.table_kind``)."""
     if action < 0:
         E.start_round(st, hands, shoe, res, at_table)
     while True:
         if action >= 0:
             E.step_round(st, hands, shoe, rv, res, action, at_table)
         seat = E.acting_seat(st, at_table)
-        if st[E.S_PHASE] == E.P_OVER or seat == stop_seat:
+        if st[E.S_PHASE] == E.P_OVER or seat == stop_seat or stop_seat == EVERY_SEAT:
             return
         p = st[E.seat_slot(seat, E.SEAT_POLICY)]
         if counting is None:  # (pruned at compile time: one call site is left)
@@ -104,6 +107,42 @@ def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, action
     E.save_seat(st)  # every seat block current, for the adapters' summaries
     write_agent_view(st, hands, obs, mask)
     return reward
+
+
+@njit(cache=True, _nrt=False)
+def table_advance(st, hands, shoe, rv, res, mask, action, kinds, actions, insurance, prngs, at_table):
+    """Deal a round (``action`` < 0) or apply the acting seat's action, then stop at the next
+    seat's decision (or the round's end): the PettingZoo table's transition, every seat an agent
+    (``multiagent``). Writes the acting seat's legal actions (all False once the round is over)."""
+    play_until(st, hands, shoe, rv, res, action, EVERY_SEAT, kinds, actions, insurance, mask, prngs, None, at_table)
+    E.save_seat(st)  # every seat block current, for the observations and the summaries
+    E.legal_mask(st, hands, mask)
+
+
+@njit(cache=True, _nrt=False)
+def write_seat_obs(st, hands, obs, seat, count_mode, cards_base):
+    """Seat ``seat``'s observation: the single env's components as that seat sees the table (its
+    current hand, the up card, the count), then from ``cards_base`` the other seats' cards, a
+    count per value 1-10 for each other seat in seat order (every card of every hand: all are
+    dealt face up). The acting seat's scalars are left as they were."""
+    acting = st[E.S_SEAT]
+    if seat != acting:  # the seat's own scalars (save_seat after every step keeps blocks current)
+        E._load_seat(st, seat)
+    E.write_obs(st, hands, obs, count_mode)
+    if seat != acting:
+        E._load_seat(st, acting)
+    k = cards_base
+    for other in range(st[E.S_SEATS]):
+        if other == seat:
+            continue
+        for v in range(VALUES):
+            obs[k + v] = 0
+        if st[E.seat_slot(other, E.SEAT_ACTIVE)] != 0:
+            row0 = other * MAX_HANDS
+            for h in range(row0, row0 + st[E.seat_slot(other, E.SEAT_NUM_HANDS)]):
+                for c in range(hands[h, E.H_N]):
+                    obs[k + E.card_value(hands[h, E.H_CARDS + c]) - 1] += 1
+        k += VALUES
 
 
 @njit(cache=True, _nrt=False)

@@ -885,7 +885,7 @@ def test_bad_env_arguments() -> None:
     with pytest.raises(ValueError, match="needs a finite shoe"):
         BlackjackEnv(rules=Rules(decks=0), count_obs="hilo")
     with pytest.raises(ValueError, match="render_mode"):
-        BlackjackEnv(render_mode="rgb_array")
+        BlackjackEnv(render_mode="video")
     with pytest.raises(ValueError, match="unknown rules preset"):
         BlackjackEnv(rules="mars")
 

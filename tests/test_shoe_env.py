@@ -7,6 +7,8 @@ to each seat, the hole card, then the cards play draws (seat by seat, then the d
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -499,6 +501,23 @@ def test_others_from_a_saved_agent(tmp_path: Path) -> None:
     steps = run(env, ["6", "10", "6", "5", "7", "10", "K", "9"], [BET, S])
     assert steps[-1][3]["seats"][0]["hands"][0]["cards"] == ["6", "5", "K"]
     assert steps[-1][3]["seats"][0]["hands"][0]["doubled"]
+
+
+def test_others_never_reaches_into_the_agent_layer(tmp_path: Path) -> None:
+    """Issue 22: the env takes a strategy table or its file (a saved agent's directory plays its
+    strategy.json) without importing blackjack_env.agents; an agent without a table is named."""
+    from blackjack_env.agents import RandomAgent
+
+    RandomAgent(Rules().replace(penetration=0.75)).save(tmp_path / "random")
+    with pytest.raises(ValueError, match=r"directory without a strategy.json.*others='random'.*load_agent"):
+        BlackjackShoeEnv(seats=2, seat=1, others=str(tmp_path / "random"))
+    code = (
+        "import sys; from blackjack_env import BlackjackShoeEnv, Rules; from blackjack_env.solver import solve; "
+        f"solve(Rules()).table.save({str(tmp_path / 'table.json')!r}); "
+        f"BlackjackShoeEnv(seats=2, seat=1, others={str(tmp_path / 'table.json')!r}).reset(seed=0); "
+        "assert not any(m.startswith('blackjack_env.agents') for m in sys.modules), 'agents imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # --------------------------------------------------------------------------- checkers, PPO

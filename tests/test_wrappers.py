@@ -1,0 +1,86 @@
+"""The Dict-observation wrappers: RLlib's and TorchRL's mask conventions over every env."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import blackjack_env
+from blackjack_env import engine as E
+from blackjack_env.wrappers import DictObservation, DictObservationVector
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        (blackjack_env.ENV_ID, {}),
+        (blackjack_env.SHOE_ENV_ID, {"seats": 2, "seat": 1, "bets": (0, 1, 2)}),
+    ],
+)
+@pytest.mark.parametrize("encoding", ["multidiscrete", "one_hot"])
+def test_dict_observation_carries_the_mask_and_passes_gymnasiums_checker(
+    env_id: str, kwargs: dict[str, Any], encoding: str
+) -> None:
+    env = DictObservation(gym.make(env_id, **kwargs), encoding=encoding)
+    check_env(env, skip_render_check=True)
+    obs, _ = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        assert env.observation_space.contains(obs)
+        assert set(obs) == {"observations", "action_mask"}
+        assert obs["action_mask"].dtype == np.float32
+        np.testing.assert_array_equal(obs["action_mask"], env.action_masks())
+        if encoding == "one_hot":  # one 1 per component, at the component's value
+            assert obs["observations"].sum() == len(env.unwrapped.observation_space.nvec)
+        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        obs, _, terminated, _, _ = env.step(action)
+        if terminated:
+            assert not obs["action_mask"].any()
+            obs, _ = env.reset()
+
+
+def test_one_hot_is_the_multidiscrete_observation_encoded() -> None:
+    plain = DictObservation(gym.make(blackjack_env.ENV_ID))
+    hot = DictObservation(gym.make(blackjack_env.ENV_ID), encoding="one_hot")
+    a, _ = plain.reset(seed=9)
+    b, _ = hot.reset(seed=9)
+    nvec = plain.unwrapped.observation_space.nvec
+    offsets = np.concatenate([[0], np.cumsum(nvec)[:-1]])
+    assert np.flatnonzero(b["observations"]).tolist() == (offsets + a["observations"]).tolist()
+
+
+def test_torchrl_keys_and_bool_mask() -> None:
+    env = DictObservation(gym.make(blackjack_env.ENV_ID), obs_key="observation", mask_key="mask", mask_dtype=bool)
+    obs, _ = env.reset(seed=1)
+    assert set(obs) == {"observation", "mask"} and obs["mask"].dtype == np.bool_
+    assert env.observation_space.contains(obs)
+
+
+def test_vector_wrapper_batches_and_keeps_finished_tables_sampleable() -> None:
+    envs = DictObservationVector(
+        gym.make_vec(blackjack_env.ENV_ID, num_envs=8, vectorization_mode="vector_entry_point")
+    )
+    obs, _ = envs.reset(seed=2)
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        assert envs.observation_space.contains(obs)
+        assert obs["action_mask"].shape == (8, E.N_ACTIONS)
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+        obs, _, _, _, _ = envs.step(actions)
+    np.testing.assert_array_equal(obs["action_mask"], envs.action_masks())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"encoding": "image"}, r"encoding must be one of multidiscrete, one_hot, got 'image'"),
+        ({"obs_key": "x", "mask_key": "x"}, r"obs_key and mask_key must be two different names"),
+    ],
+)
+def test_bad_wrapper_arguments(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        DictObservation(gym.make(blackjack_env.ENV_ID), **kwargs)
