@@ -12,17 +12,19 @@ import math
 import sys
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
 from blackjack_env.engine import MAX_SEATS
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
 from blackjack_env.simulate import Policy, Table
 
+from . import runner
 from .policies import POLICY_CHOICES, basic_strategy_table
 from .runner import RunOutcome, default_workers
 
-#: A first kernel call slower than this compiled the simulator rather than loading numba's cache
-#: (loading takes about 0.1 s; compiling about 10 s).
-COMPILE_NOTE_SECONDS = 1.0
+#: What a first compile of a simulation kernel took on this project's 2-core machine, cold caches
+#: (README "Evaluating policies"): said before the compile so that a silent wait has a reason.
+COMPILE_ESTIMATE = "about 20 s on 2 cores"
 
 
 class CliError(Exception):
@@ -135,11 +137,47 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
 
 def note_compile(outcome: RunOutcome, prog: str) -> None:
     """Say once, on stderr, that this run compiled the simulator: its time is not in the reported rate."""
-    if outcome.compile_seconds > COMPILE_NOTE_SECONDS:
+    if outcome.compile_seconds > runner.COMPILING_AFTER_SECONDS:  # the threshold of RunFeedback.compiling
         print(
             f"{prog}: compiled the simulator in {outcome.compile_seconds:.1f} s (cached for later runs)",
             file=sys.stderr,
         )
+
+
+class RunFeedback:
+    """What a command shows on stderr while a simulation runs: a line as the kernels start compiling
+    (the first run sits still for many seconds otherwise), then a progress bar that starts with the
+    simulation, so that its rate is the simulation's rate. Pass ``compiling``, ``started`` and
+    ``update`` to ``runner.simulate`` (``on_compiling``, ``on_start``, ``progress``); ``close`` at
+    the end. A sweep passes one to every run: the bar starts once and counts all of them."""
+
+    def __init__(self, prog: str, total: int, bar: bool) -> None:
+        self.prog, self.total, self.show_bar = prog, total, bar
+        self.bar: Any = None
+        self.description = ""
+
+    def compiling(self) -> None:
+        print(
+            f"{self.prog}: compiling the simulator (once: {COMPILE_ESTIMATE}; numba caches it for later runs)...",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def started(self) -> None:
+        if self.show_bar and self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, unit="round", unit_scale=True, file=sys.stderr)
+        if self.bar is not None and self.description:
+            self.bar.set_description(self.description)
+
+    def update(self, rounds: int) -> None:
+        if self.bar is not None:
+            self.bar.update(rounds)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 @contextlib.contextmanager

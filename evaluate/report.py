@@ -63,6 +63,7 @@ from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 from .figures import counting_figures, n0_text
 from .options import (
     CliError,
+    RunFeedback,
     add_simulation_arguments,
     note_compile,
     rules_from_args,
@@ -416,6 +417,7 @@ def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy) -> RunOut
         others=[] if policy.counting is not None else [Policy.random()],
         workers=args.workers,
         table=table_from_args(args, rules),
+        on_compiling=RunFeedback("blackjack-evaluate report", args.rounds, bar=False).compiling,
     )
     note_compile(outcome, "blackjack-evaluate report")
     if outcome.result.rounds == 0:

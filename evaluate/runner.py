@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -23,6 +24,9 @@ from blackjack_env.rules import Rules
 from blackjack_env.simulate import CHUNK_ROUNDS, Policy, SimulationResult, Table, iter_chunks
 
 ProgressCallback = Callable[[int], None]
+#: A first kernel call still running after this many seconds is compiling the kernels, not loading
+#: numba's cache (a load takes well under a second): ``simulate`` then calls ``on_compiling``.
+COMPILING_AFTER_SECONDS = 3.0
 Chunk = tuple[Callable[..., np.ndarray], tuple[Any, ...]]
 
 
@@ -48,7 +52,9 @@ class _Stopwatch:
     def __init__(self) -> None:
         self.created = self.started = self.stopped = time.perf_counter()
 
-    def start(self) -> None:
+    def start(self, on_start: Callable[[], None] | None = None) -> None:
+        if on_start is not None:
+            on_start()
         self.started = self.stopped = time.perf_counter()
 
     def stop(self) -> None:
@@ -72,6 +78,8 @@ def simulate(
     progress: ProgressCallback | None = None,
     chunk_rounds: int = CHUNK_ROUNDS,
     table: Table | None = None,
+    on_compiling: Callable[[], None] | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> RunOutcome:
     """Simulate `rounds` rounds of `policy`; `baseline` and then `others` play the same cards,
     each in turn in ``table.seat`` of the table (the other seats play ``table.others``).
@@ -80,7 +88,11 @@ def simulate(
     ``workers`` defaults to every local core (on a Ray cluster: every CPU of the cluster).
 
     A KeyboardInterrupt stops the run; the chunks finished so far make up the result.
-    ``chunk_rounds`` is part of the seed's meaning: keep the default to reproduce results."""
+    ``chunk_rounds`` is part of the seed's meaning: keep the default to reproduce results.
+
+    For a command's feedback: ``on_compiling`` is called once the kernels' first call has run
+    ``COMPILING_AFTER_SECONDS`` (numba is compiling them: a user should hear why nothing moves),
+    ``on_start`` when the timed simulation starts (a progress bar started then shows its rate)."""
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     workers = workers or None
@@ -94,14 +106,14 @@ def simulate(
     outputs: dict[int, np.ndarray] = {}
     compile_seconds, interrupted = 0.0, True  # as they stay after a Ctrl-C while warming up
     with contextlib.suppress(KeyboardInterrupt):
-        compile_seconds = warm_up(chunks[0])  # Ray workers load the cache this writes
+        compile_seconds = _warm_up_saying(chunks[0], on_compiling)  # Ray workers load the cache this writes
         if backend == "local":
             workers = workers or default_workers()
-            clock.start()
+            clock.start(on_start)
             outputs, interrupted = _run_local(chunks, workers, progress)
             clock.stop()
         else:
-            outputs, interrupted, workers = _run_ray(chunks, workers, ray_address, progress, clock)
+            outputs, interrupted, workers = _run_ray(chunks, workers, ray_address, progress, clock, on_start)
     result = SimulationResult(len(policies))
     for index in sorted(outputs):  # chunk order: the same sums whatever finished first
         result.add(outputs[index])
@@ -122,6 +134,20 @@ def warm_up(chunk: Chunk) -> float:
     start = time.perf_counter()
     function(*args[:-1], 1)  # the kernel's very argument types, one round
     return time.perf_counter() - start
+
+
+def _warm_up_saying(chunk: Chunk, on_compiling: Callable[[], None] | None) -> float:
+    """``warm_up``, calling ``on_compiling`` from a timer if it is still running after
+    ``COMPILING_AFTER_SECONDS`` (a compile, not a cache load)."""
+    if on_compiling is None:
+        return warm_up(chunk)
+    timer = threading.Timer(COMPILING_AFTER_SECONDS, on_compiling)
+    timer.daemon = True
+    timer.start()
+    try:
+        return warm_up(chunk)
+    finally:
+        timer.cancel()
 
 
 def _chunk_rounds(args: tuple[Any, ...]) -> int:
@@ -182,6 +208,7 @@ def _run_ray(
     address: str | None,
     progress: ProgressCallback | None,
     clock: _Stopwatch,
+    on_start: Callable[[], None] | None = None,
 ) -> tuple[dict[int, np.ndarray], bool, int]:
     """Start (or join) Ray and warm one actor per worker untimed, then time the chunks alone."""
     try:
@@ -202,7 +229,7 @@ def _run_ray(
             ray.get([actor.warm_up.remote(chunks[0]) for actor in actors])
         except KeyboardInterrupt:
             return {}, True, workers
-        clock.start()
+        clock.start(on_start)
         try:
             outputs, interrupted = _run_actors(ray, actors, chunks, progress)
         finally:

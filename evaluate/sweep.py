@@ -51,6 +51,7 @@ from blackjack_env.simulate import Policy, SimulationResult, interval
 from .figures import counting_figures, n0_text
 from .options import (
     CliError,
+    RunFeedback,
     add_backend_arguments,
     add_simulation_arguments,
     note_compile,
@@ -254,18 +255,13 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     plot = None if args.no_plot else Path(args.plot)
     if plot is not None:
         check_plot(plot, args.overwrite)
-    progress_bar = None
-    if not args.no_progress and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        progress_bar = tqdm(total=args.rounds * len(runs), unit="round", unit_scale=True, file=sys.stderr)
+    feedback = RunFeedback(PROG, args.rounds * len(runs), bar=not args.no_progress and sys.stderr.isatty())
     cells: list[dict[str, Any]] = []
     seconds = warmup_seconds = 0.0
     workers, interrupted = args.workers, False
     try:
         for run in runs:
-            if progress_bar:
-                progress_bar.set_description(f"penetration {run.penetration:g}")
+            feedback.description = f"penetration {run.penetration:g}"
             outcome = simulate(
                 run.rules,
                 run.baseline,
@@ -275,8 +271,10 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
                 workers=args.workers,
                 backend=args.backend,
                 ray_address=args.ray_address,
-                progress=progress_bar.update if progress_bar else None,
+                progress=feedback.update,
                 table=table,
+                on_compiling=feedback.compiling,
+                on_start=feedback.started,
             )
             note_compile(outcome, PROG)
             seconds += outcome.seconds
@@ -290,8 +288,7 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     except KeyboardInterrupt:  # between runs, or while one set up
         interrupted = True
     finally:
-        if progress_bar:
-            progress_bar.close()
+        feedback.close()
     if not cells:
         raise CliError("interrupted before any round finished")
     if plot is not None:
