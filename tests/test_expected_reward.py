@@ -50,6 +50,27 @@ def test_standing_pays_the_solvers_stand_ev(preset: str, player: list[str], up: 
     assert reward == pytest.approx(exact, rel=1e-9, abs=1e-12)
 
 
+def card_name(value: int) -> str:
+    return "A" if value == 1 else str(value)
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_standing_pays_the_solvers_stand_ev_under_random_rules(case: int) -> None:
+    """Random rules (every field, any shoe) and a random two-card hand and up card: the expected
+    reward of standing is the solver's exact stand EV to 1e-9 (both are exact: only float rounding
+    separates them). A model error in either (a finite shoe treated as infinite, the wrong soft-17
+    rule, a blackjack frame) moves it by far more."""
+    rng = np.random.default_rng(500 + case)
+    rules = random_rules(rng)
+    while True:
+        player = sorted(int(v) for v in rng.integers(1, 11, 2))
+        if player != [1, 10]:  # a natural is settled, not stood
+            break
+    up = int(rng.integers(1, 11))
+    reward = stand_after_deal(rules, [card_name(v) for v in player], card_name(up))
+    assert reward == pytest.approx(hand_evs(rules, player, up)["stand"], rel=1e-9, abs=1e-12), rules
+
+
 @cache
 def infinite_dealer(up: int, hit_soft_17: bool) -> dict[str, float]:
     """Dealer outcome probabilities for an infinite deck, no peek (an independent recursion)."""
@@ -122,7 +143,13 @@ def test_even_money_and_a_dealer_blackjack_shown_by_the_peek_pay_as_dealt() -> N
 @pytest.mark.parametrize("case", range(6))
 def test_expected_rewards_average_to_the_dealt_ones_on_identical_cards(case: int) -> None:
     """Both modes see the same cards and masks; the expected rewards' mean equals the dealt
-    results' mean (tower property), with a much smaller variance."""
+    results' mean (tower property), with a much smaller variance.
+
+    Paired on identical cards, so the difference's spread is the dealer's outcome given the
+    player's cards alone (about 0.9 a round): over 20,000+ rounds of random play it resolves ~3% of
+    a bet, within 4 standard errors (a false alarm once in ~16,000 runs, 6 cases). This is a check
+    of the plumbing under random rules and play; how the expected reward is computed is held
+    exactly to the solver above (1e-9)."""
     rng = np.random.default_rng(100 + case)
     rules = random_rules(rng, penetrations=(0.0, 0.75))
     n = 512
