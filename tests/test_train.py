@@ -236,3 +236,27 @@ def test_each_learner_gets_its_measured_default_reward(tmp_path: Path) -> None:
     for algo, reward in (("tabular", "sampled"), ("ppo", "expected")):
         assert resolve_args(build_parser().parse_args(["--algo", algo])).reward == reward
     assert resolve_args(build_parser().parse_args(["--algo", "tabular", "--reward", "expected"])).reward == "expected"
+
+
+@pytest.mark.parametrize(("given", "threads"), [([], 1), (["--torch-threads", "3"], 3)])
+def test_ppo_trains_on_one_torch_thread_unless_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: list[str], threads: int
+) -> None:
+    """One thread is the measured fastest for this small network (a thread per core spins against
+    any other busy process: 13x slower on a busy 2-core machine, the same results)."""
+    pytest.importorskip("sb3_contrib")
+    torch = pytest.importorskip("torch")
+    set_to: list[int] = []
+    monkeypatch.setattr(torch, "set_num_threads", set_to.append)
+    from blackjack_env import Rules
+    from blackjack_env.train.cli import PPOTrainer, build_parser, resolve_args
+
+    args = resolve_args(build_parser().parse_args(["--algo", "ppo", "--out", str(tmp_path), *given]))
+    PPOTrainer(args, Rules(), tmp_path, resume=False)
+    assert set_to == [threads]
+
+
+def test_negative_torch_threads_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert train_main(["--algo", "ppo", "--torch-threads", "-1", "--out", "unused"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "blackjack-train: error: --torch-threads must be >= 0 (0: one per core), got -1"

@@ -94,7 +94,10 @@ class Args:
     gae_lambda: float = 1.0
     ent_coef: float = 0.01  # keeps rarely right actions (surrender, double) explored: 0 plateaus at 0.4 pp
     net_arch: str = "256,256"
-    torch_threads: int = 0  # 0: torch's default; 1 when other work shares the cores (its pool spins)
+    # torch's intra-op threads; 0: torch's default (one per core). 1 is the fastest measured for this
+    # small network (README "Agents and training"): with a thread per core, torch's pool spins
+    # against any other busy process, 13x slower on a busy 2-core machine, for identical results
+    torch_threads: int = 1
 
 
 def parse_count(text: str) -> int:
@@ -175,6 +178,8 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         raise ValueError(f"--epsilon must be in (0, 1), got {args.epsilon}")
     if args.lr_schedule not in LR_SCHEDULES:
         raise ValueError(f"--lr-schedule must be one of {', '.join(LR_SCHEDULES)}, got {args.lr_schedule!r}")
+    if args.torch_threads < 0:
+        raise ValueError(f"--torch-threads must be >= 0 (0: one per core), got {args.torch_threads}")
     if args.reward not in REWARD_MODES:
         raise ValueError(f"--reward must be one of {', '.join(REWARD_MODES)}, got {args.reward!r}")
     return args
