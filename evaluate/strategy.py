@@ -4,6 +4,7 @@
     blackjack-strategy --rules atlantic-city --json
     blackjack-strategy --set hit_soft_17=no --removal --json   # effects of removal, BC/PE/IC
     blackjack-strategy --indices hilo --set penetration=0.75 --json   # index plays and their gains
+    blackjack-strategy --ceiling --set penetration=0.75 --bets 1,8 --samples 600   # knowing the shoe
     python -m blackjack_env.evaluate.strategy --set surrender=none --format csv
 
 Nothing is simulated: the numbers come from the solver (``blackjack_env.solver``) and are cached
@@ -59,7 +60,85 @@ def build_parser() -> argparse.ArgumentParser:
         'card: --set penetration=0.75); --json prints {"indices": [...]}; about 15 s the first time, then cached',
     )
     parser.add_argument("--plot", metavar="PATH", help="with --indices: also write a PNG chart of the indices")
+    ceiling = parser.add_argument_group("the ceiling (--ceiling)")
+    ceiling.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="instead of the chart: what a player who knew the shoe's composition before every round would win "
+        "(sampled round-start shoes, each analysed exactly; needs a cut card: --set penetration=0.75)",
+    )
+    ceiling.add_argument("--samples", type=int, default=600, help="round-start shoes to analyse (default 600)")
+    ceiling.add_argument("--seed", type=int, default=0, help="seed of the sampled shoes")
+    ceiling.add_argument("--seats", type=int, default=1, help="boxes at the table, 1-7 (the others play basic)")
+    ceiling.add_argument("--seat", type=int, default=0, help="the player's box, 0..seats-1 (0 is dealt first)")
+    ceiling.add_argument("--bets", default=None, help="the perfect bettor's bets, increasing, e.g. 1,2,4,8 or 0,3")
+    ceiling.add_argument("--spread", default=None, metavar="MIN-MAX", help="bets MIN and MAX, e.g. 1-8")
+    ceiling.add_argument("--workers", type=int, default=None, help="parallel processes (default: every core)")
+    ceiling.add_argument("--backend", choices=("local", "ray"), default="local", help="where the shoes run")
+    ceiling.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")
+    ceiling.add_argument("--no-progress", action="store_true", help="no progress count on stderr")
     return parser
+
+
+def parse_bets(bets: str | None, spread: str | None) -> tuple[float, ...] | None:
+    """--bets 1,2,4,8 or --spread 1-8 (MIN and MAX) as numbers; checked by the ceiling."""
+    if bets is not None and spread is not None:
+        raise ValueError("give --bets or --spread, not both")
+    text, sep, name = (bets, ",", "--bets") if bets is not None else (spread, "-", "--spread")
+    if text is None:
+        return None
+    try:
+        return tuple(float(part) for part in text.split(sep))
+    except ValueError:
+        example = "1,2,4,8" if name == "--bets" else "1-8"
+        raise ValueError(f"{name} must be numbers such as {example}, got {text!r}") from None
+
+
+def ceiling_main(args: argparse.Namespace) -> int:
+    """--ceiling: every argument checked before any work; Ctrl-C reports the finished shoes."""
+    from blackjack_env.solver.ceiling import ceiling, check_bets, check_rules, format_text
+
+    try:
+        if args.removal or args.indices is not None or args.plot is not None:
+            raise ValueError("--ceiling is its own output; give it without --removal, --indices or --plot")
+        rules = rules_from_args(args)
+        check_rules(rules, args.samples, args.seats, args.seat)
+        bets = parse_bets(args.bets, args.spread)
+        if bets is not None:
+            check_bets(bets, args.seats)
+        if args.workers is not None and args.workers < 1:
+            raise ValueError(f"--workers must be >= 1, got {args.workers}")
+        progress = None
+        if not args.no_progress and sys.stderr.isatty():
+            done = [0]
+
+            def progress(n: int) -> None:
+                done[0] += n
+                print(f"\rblackjack-strategy: {done[0]}/{args.samples} shoes", end="", file=sys.stderr, flush=True)
+
+        result = ceiling(
+            rules,
+            seats=args.seats,
+            seat=args.seat,
+            samples=args.samples,
+            seed=args.seed,
+            workers=args.workers,
+            backend=args.backend,
+            ray_address=args.ray_address,
+            bets=bets,
+            progress=progress,
+        )
+    except ValueError as error:
+        print(f"blackjack-strategy: error: {error}", file=sys.stderr)
+        return 2
+    if progress is not None:
+        print(file=sys.stderr)
+    if result.samples == 0:
+        print("blackjack-strategy: error: interrupted before any shoe was analysed", file=sys.stderr)
+        return 2
+    summary = result.to_json()  # interrupted: the finished shoes, said in the output (as blackjack-evaluate)
+    print(json.dumps(summary, indent=1) if args.json or args.format == "json" else format_text(summary))
+    return 0
 
 
 def format_chart(solution: Solution) -> str:
@@ -171,6 +250,8 @@ def indices_main(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.ceiling:
+        return ceiling_main(args)
     if args.indices is not None or args.plot is not None:
         return indices_main(args)
     try:

@@ -44,7 +44,7 @@ from numba import njit
 
 from .. import engine as E
 from ..rules import Rules
-from ..simulate import interval
+from ..simulate import Z95, interval
 from ..strategy import StrategyTable
 from ..table import POLICY_TABLE, play_until
 from ._analysis import Model, analyse, composition_ev
@@ -371,6 +371,16 @@ class CeilingResult:
         if self.bets is not None:
             out["perfect_bettor"] = self.bettor(self.bets)
         return out
+
+
+def share_of_ceiling(gain: float, gain_ci95: Sequence[float], ceiling: float, ceiling_ci95: Sequence[float]) -> dict:
+    """A gain over basic strategy as a share of the ceiling's, with a 95% CI by the delta method
+    (the two estimates come from independent samples: a simulation and the sampled shoes)."""
+    se_gain = (gain_ci95[1] - gain_ci95[0]) / (2 * Z95)
+    se_ceiling = (ceiling_ci95[1] - ceiling_ci95[0]) / (2 * Z95)
+    share = gain / ceiling if ceiling != 0 else math.nan
+    se = abs(share) * math.sqrt((se_gain / gain) ** 2 + (se_ceiling / ceiling) ** 2) if gain and ceiling else math.inf
+    return {"share": share, "ci95": interval(share, se)}
 
 
 # ============================================================================= runner
