@@ -238,3 +238,33 @@ def test_cli_errors_are_one_line_exit_2(args: list[str], message: str, capsys: p
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and message in captured.err
+
+
+def test_counts_analysed_on_a_larger_shoe_are_reported(i18_table: IndexTable) -> None:
+    """Deep in a small shoe a low count leaves fewer tens than the analysis needs (MIN_TENS): that
+    grid point is analysed on a larger shoe of the same composition, and the table says where, by
+    how much and for what share of rounds (no analysis run here: the shoes alone decide it)."""
+    from blackjack_env.counting import CountingStrategy
+    from blackjack_env.solver.indices import GRID, MIN_TENS, _enlargements
+
+    rules = Rules(decks=1, penetration=0.5)
+    hilo = system("hilo")
+    counts = _Counts.of(rules, hilo)
+    shoes = np.stack([tilted_shoe(rules, hilo, float(t), counts.grid_depth(float(t))) for t in GRID])
+    enlarged = _enlargements(counts, shoes)
+    assert [e.count for e in enlarged] == [-12.0, -11.0, -10.0, -9.0, -8.0]  # tens-poor: the lowest counts
+    for e in enlarged:
+        shoe = shoes[list(GRID).index(e.count)]
+        assert shoe[9] == pytest.approx(MIN_TENS)
+        assert shoe.sum() / 52 == pytest.approx(e.factor * e.decks)
+    assert [round(e.factor, 2) for e in enlarged] == [1.22, 1.17, 1.11, 1.06, 1.01]  # measured
+    assert sum(counts.grid_share(i) for i in range(len(GRID))) == pytest.approx(1.0, abs=1e-12)
+    assert 0 < sum(e.share for e in enlarged) < 0.1
+    table = IndexTable(rules, hilo, [], enlarged)
+    note = table.approximation()
+    assert note is not None and note.startswith("approximated: at counts (tau) -12 to -8 the shoe holds fewer than 8")
+    assert "1.01-1.22 times larger" in note
+    assert table.format_chart().endswith(note) and table.to_json()["about"] == note
+    CountingStrategy.from_dict({"system": "hilo", **table.to_json()})  # a strategy file still reads it
+    # the 4-deck game cut at 75% analyses every count on the shoe it arises in
+    assert i18_table.enlarged == () and "about" not in i18_table.to_json()

@@ -20,8 +20,11 @@ Method (exact EVs at average compositions, mixed over the depths of the shoe):
   exponentially, u_k = c N_k exp(-lambda tag_k), solved for that tag sum: the maximum-entropy (the
   most probable) composition at that count, every value of a tag changed in the same proportion.
   Its size is the harmonic mean of the unseen decks over the rounds dealt at that tau, so the
-  finite-shoe effects are those of the depth where the count arises (at least 8 tens, which the
-  analysis needs). ``analyse`` re-optimises the total-dependent strategy for that composition
+  finite-shoe effects are those of the depth where the count arises. Where that shoe holds fewer
+  than 8 tens (``MIN_TENS``, which the analysis needs: low counts deep in a small shoe) a shoe of the
+  same composition with 8 tens is analysed instead, and the table says where, by how much and for
+  what share of rounds (``IndexTable.enlarged``, a line under the chart, ``about`` in its JSON).
+  ``analyse`` re-optimises the total-dependent strategy for that composition
   and gives every cell's weighted EV sums exactly (player's and up card out of the shoe). Held
   re-optimised rather than basic strategy: an index player plays his other indices too, so at a
   count the other decisions of the hand (after a hit, on split hands) follow that count.
@@ -57,6 +60,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -88,9 +92,24 @@ N_DEPTHS = 24
 X_STEP = 0.02
 #: A question asked less often than this per round (e.g. only by unreachable hands) gets no entry.
 MIN_FREQUENCY = 1e-7
+#: Ten-value cards the analysis needs in a shoe (``_analysis._checked_shoe``).
+MIN_TENS = 8.0
 
 QUESTIONS = ("R", "P", "D", "S")  # the casino's order; "S" is the stand/hit question
 _ARRAYS = ("actions", "obj", "obj_split", "obj_multi", "legal2", "legal_split", "shoe")
+
+
+@dataclass(frozen=True)
+class Enlargement:
+    """A grid count whose shoe, at the depth where that count arises, holds fewer than the
+    ``MIN_TENS`` ten-value cards the analysis needs: a shoe of the same composition ``factor`` times
+    larger (``factor * decks`` decks) was analysed instead, so finite-shoe effects there are those of
+    the larger shoe. ``share``: the share of rounds whose count (tau) lies nearest this grid point."""
+
+    count: float  # tau: a balanced system's true count (see the module docstring)
+    decks: float  # unseen decks where the count arises
+    factor: float
+    share: float
 
 
 @dataclass(frozen=True)
@@ -98,15 +117,34 @@ class IndexTable:
     """Generated index plays for a game and a counting system.
 
     entries: the counting strategy's index format, each with ``gain_per_100`` (EV per 100 rounds,
-    units of the initial bet, gained over basic strategy's answer to that question)."""
+    units of the initial bet, gained over basic strategy's answer to that question).
+    enlarged: the grid counts analysed on a larger shoe than the one they arise in (deep in a
+    small shoe at low counts); empty where every count was analysed as it arises."""
 
     rules: Rules
     system: CountingSystem
     entries: list[dict[str, Any]]
+    enlarged: tuple[Enlargement, ...] = ()
+
+    def approximation(self) -> str | None:
+        """One sentence on the enlarged shoes (None where there are none), shown with the table."""
+        if not self.enlarged:
+            return None
+        counts = f"{self.enlarged[0].count:+g}" + (
+            f" to {self.enlarged[-1].count:+g}" if len(self.enlarged) > 1 else ""
+        )
+        factors = sorted(e.factor for e in self.enlarged)
+        return (
+            f"approximated: at counts (tau) {counts} the shoe holds fewer than {MIN_TENS:g} tens, which the "
+            f"analysis needs; analysed {factors[0]:.2f}-{factors[-1]:.2f} times larger shoes of the same "
+            f"composition ({100 * sum(e.share for e in self.enlarged):.2g}% of rounds)"
+        )
 
     def to_json(self) -> dict[str, Any]:
-        """The object a counting strategy takes its ``indices`` from."""
-        return {"indices": self.entries}
+        """The object a counting strategy takes its ``indices`` from (and ``about``: the approximation,
+        where there is one)."""
+        note = self.approximation()
+        return {"indices": self.entries, **({"about": note} if note else {})}
 
     @property
     def count_name(self) -> str:
@@ -130,7 +168,8 @@ class IndexTable:
         ]
         for e in sorted(self.entries, key=lambda e: -e["gain_per_100"]):
             lines.append(f"{e['hand']:<10}{e['up']:>3}  {play_text(e):<24}{e['gain_per_100']:>10.5f}")
-        return "\n".join(lines)
+        note = self.approximation()
+        return "\n".join(lines + ([note] if note else []))
 
     def plot(self, path: str | Path) -> None:
         """A PNG chart: hands by up card, each cell the plays and their indices, coloured by index."""
@@ -238,6 +277,17 @@ class _Counts:
         """log of each depth's density of tau (rows: tau, columns: depths), up to a constant."""
         return -0.5 * (tau / self.sd) ** 2 - np.log(self.sd)
 
+    def grid_share(self, i: int) -> float:
+        """The share of rounds whose tau lies nearest grid point ``i`` (the ends take the tails), the
+        depths equally likely and tau normal at each."""
+        edges = [-math.inf, *(0.5 * (GRID[1:] + GRID[:-1])), math.inf]
+        lo, hi = edges[i], edges[i + 1]
+
+        def below(t: float) -> np.ndarray:
+            return 0.5 * np.array([math.erfc(-t / (math.sqrt(2.0) * sd)) for sd in self.sd])
+
+        return float(np.mean(below(hi) - below(lo)))
+
     def grid_depth(self, tau: float) -> float:
         """Harmonic mean of the unseen decks over the rounds dealt at tau."""
         w = _normalised(self.log_weights(np.array([[tau]])))[0]
@@ -309,8 +359,8 @@ def tilted_shoe(rules: Rules, system: CountingSystem, tau: float, decks_unseen: 
             hi = mid
     w = mean_tag(0.5 * (lo + hi))[1]
     shoe = w / w.sum() * 52.0 * decks_unseen
-    if shoe[9] < 8.0:  # the analysis needs a few tens in the shoe: analyse a slightly larger one
-        shoe *= 8.0 / shoe[9]
+    if shoe[9] < MIN_TENS:  # the analysis needs a few tens: a larger shoe, reported (IndexTable.enlarged)
+        shoe *= MIN_TENS / shoe[9]
     return shoe
 
 
@@ -599,7 +649,27 @@ def generate_indices(
             }
             entries.append(((-1, 0, 0), entry))
     entries.sort(key=lambda item: item[0])
-    return IndexTable(rules, system, [entry for _, entry in entries])
+    return IndexTable(rules, system, [entry for _, entry in entries], _enlargements(counts, grid["shoe"]))
 
 
-__all__ = ["GRID", "TC_RANGE", "IndexTable", "check_rules", "generate_indices", "load_system"]
+def _enlargements(counts: _Counts, shoes: np.ndarray) -> tuple[Enlargement, ...]:
+    """The grid points whose analysed shoe (``shoes[i]``) is larger than the depth they arise at."""
+    out = []
+    for i, tau in enumerate(GRID):
+        decks = counts.grid_depth(float(tau))
+        factor = float(shoes[i].sum()) / 52.0 / decks
+        if factor > 1.0 + 1e-9:
+            out.append(Enlargement(float(tau), decks, factor, counts.grid_share(i)))
+    return tuple(out)
+
+
+__all__ = [
+    "GRID",
+    "MIN_TENS",
+    "TC_RANGE",
+    "Enlargement",
+    "IndexTable",
+    "check_rules",
+    "generate_indices",
+    "load_system",
+]
