@@ -3,7 +3,10 @@ simulator's cards seat for seat, the casino's turn order, rewards and bad input.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -186,3 +189,25 @@ def test_observation_holds_the_other_seats_cards_and_the_shoe() -> None:
     assert obs["shoe_dealt"] == 8 * 52 // 104
     assert names[: len(table.observation_names)] == table.observation_names
     assert isinstance(table.observe("seat_0")["observation"], np.ndarray)
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def run_script(path: Path, *args: str) -> str:
+    result = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+def test_the_independent_learners_example_prints_each_seats_ev() -> None:
+    out = run_script(EXAMPLES / "examples" / "table_learners.py", "--rounds", "1500", "--eval-rounds", "500")
+    lines = out.splitlines()
+    assert lines[0].startswith("basic strategy's exact EV for these rules: ")
+    assert [line.split(":")[0] for line in lines[1:]] == ["seat_0", "seat_1", "seat_2"]
+    assert all("95% CI" in line and "500 rounds" in line for line in lines[1:])
+
+
+def test_the_speed_benchmark_runs() -> None:
+    out = run_script(EXAMPLES / "multiagent_speed.py", "--seconds", "0.2")
+    assert "blackjack table, 3 seats, round" in out and "steps/s" in out

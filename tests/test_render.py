@@ -5,6 +5,8 @@ Gymnasium's RecordVideo over them."""
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 from pathlib import Path
 
 import gymnasium as gym
@@ -84,3 +86,13 @@ def test_record_video_records_an_episode(tmp_path: Path) -> None:
         _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
     env.close()
     assert list(tmp_path.glob("*.mp4"))
+
+
+def test_the_readme_frame_script_writes_the_picture(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "examples" / "render_frame.py"
+    out = tmp_path / "frame.png"
+    subprocess.run([sys.executable, str(script), str(out)], check=True, capture_output=True, timeout=600)
+    from PIL import Image
+
+    with Image.open(out) as image:
+        assert image.size == (frame_size(3)[1], FRAME_HEIGHT)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -84,3 +87,20 @@ def test_vector_wrapper_batches_and_keeps_finished_tables_sampleable() -> None:
 def test_bad_wrapper_arguments(kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         DictObservation(gym.make(blackjack_env.ENV_ID), **kwargs)
+
+
+@pytest.mark.slow
+def test_the_rllib_example_trains_ppo_with_action_masking() -> None:
+    """benchmarks/examples/rllib_ppo.py: RLlib's PPO with its action-masking module, 2 iterations."""
+    pytest.importorskip("ray.rllib", reason="the rllib extra (pip install 'blackjack-env[rllib]')")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "examples" / "rllib_ppo.py"
+    result = subprocess.run(
+        [sys.executable, str(script), "--iterations", "2", "--batch", "1000"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line for line in result.stdout.splitlines() if line.startswith("iteration")]
+    assert [line.split(":")[0] for line in lines] == ["iteration 1", "iteration 2"]
+    assert "2000" in lines[-1] and "mean return per shoe" in lines[-1]
