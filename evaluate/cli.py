@@ -58,6 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
     exact.add_argument("--no-exact", action="store_true", help="skip the exact EV (saves the seconds it takes)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also the policy's gain over basic strategy (the baseline, paired) as a share of the ceiling: what "
+        "knowing the shoe before every round gains in the same game with the same bets (blackjack-strategy "
+        "--ceiling; needs a cut card; seconds per sampled shoe)",
+    )
+    parser.add_argument(
+        "--ceiling-samples", type=int, default=600, help="round-start shoes the ceiling analyses (default 600)"
+    )
     return parser
 
 
@@ -125,6 +135,8 @@ def format_text(summary: dict[str, Any]) -> str:
     )
     if "exact_ev" in summary:
         lines.append(exact_line("exact EV (the solver, no sampling)", summary["exact_ev"], summary["ci95"]))
+    if "ceiling" in summary:
+        lines.append(ceiling_line(summary["ceiling"]))
     if "baseline_ev" in summary:
         d_low, d_high = summary["ev_diff_ci95"]
         lines.append(f"baseline {summary['baseline']}: EV {summary['baseline_ev']:+.5f}")
@@ -189,9 +201,50 @@ def add_exact(summary: dict[str, Any], tables: Sequence[StrategyTable | None], r
         summary["ev_diff_ci95_covers_exact"] = bool(low <= summary["exact_ev_diff"] <= high)
 
 
+def ceiling_line(c: dict[str, Any]) -> str:
+    """The --ceiling line: the policy's gain and the ceiling's, per 100 rounds, and the share."""
+    bets = "a flat bet" if c["bets"] is None else "bets " + ",".join(f"{b:g}" for b in c["bets"])
+    return (
+        f"ceiling ({c['samples']} sampled shoes, {bets}): gain over basic {100 * c['gain']:+.3f} per 100 rounds "
+        f"(95% CI {100 * c['gain_ci95'][0]:+.3f} .. {100 * c['gain_ci95'][1]:+.3f}); the policy's "
+        f"{100 * c['policy_gain']:+.3f} is {100 * c['share']:.0f}% of it "
+        f"(95% CI {100 * c['share_ci95'][0]:.0f} .. {100 * c['share_ci95'][1]:.0f}%)"
+    )
+
+
+def add_ceiling(summary: dict[str, Any], policy: Policy, rules: Rules, args: argparse.Namespace) -> None:
+    """--ceiling: the ceiling of the same game (seats, seed, workers, backend) for the policy's bets."""
+    from blackjack_env.solver.ceiling import ceiling, policy_bets, policy_share
+
+    bets = policy_bets(policy.counting)
+    result = ceiling(
+        rules,
+        seats=args.seats,
+        seat=args.seat,
+        samples=args.ceiling_samples,
+        seed=args.seed,
+        workers=args.workers,
+        backend=args.backend,
+        ray_address=args.ray_address,
+    )
+    if result.samples == 0:
+        raise CliError("--ceiling: interrupted before any shoe was analysed")
+    gain = summary["ev_diff"]
+    summary["ceiling"] = policy_share(result, gain, summary["ev_diff_ci95"], bets)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rules = rules_from_args(args)
     table = table_from_args(args, rules)
+    if args.ceiling:
+        from blackjack_env.solver.ceiling import check_rules
+
+        check_rules(rules, args.ceiling_samples, args.seats, args.seat)
+        if args.baseline not in (None, "basic"):
+            raise CliError(
+                f"--ceiling compares with basic strategy: give --baseline basic or none, not {args.baseline!r}"
+            )
+        args.baseline = "basic"
     specs = [args.policy, *([args.baseline] if args.baseline else [])]
     counting = {spec: is_counting(spec, rules) for spec in specs}
     if args.spread is not None and not any(counting.values()):
@@ -229,6 +282,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     summary = summarize(outcome, rules, args)
     if priced:
         add_exact(summary, priced, rules)
+    if args.ceiling:
+        add_ceiling(summary, policy, rules, args)
     return summary
 
 

@@ -143,6 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-plot", action="store_true", help="write no plot")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing plot file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="add each cell's share of the ceiling (what knowing the shoe before every round gains at that "
+        "penetration with the cell's bets; blackjack-strategy --ceiling): seconds per sampled shoe, per penetration",
+    )
+    parser.add_argument(
+        "--ceiling-samples", type=int, default=600, help="round-start shoes per penetration's ceiling (default 600)"
+    )
     return parser
 
 
@@ -252,6 +261,11 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     rules = rules_from_args(args)
     table = table_from_args(args, rules)
     runs = plan_runs(args, rules)
+    if args.ceiling:
+        from blackjack_env.solver.ceiling import check_rules
+
+        for run in runs:
+            check_rules(run.rules, args.ceiling_samples, args.seats, args.seat)
     plot = None if args.no_plot else Path(args.plot)
     if plot is not None:
         check_plot(plot, args.overwrite)
@@ -282,6 +296,8 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
             workers = outcome.workers
             if outcome.result.rounds:
                 cells.extend(run_cells(run, outcome.result, args.bankroll))
+                if args.ceiling:
+                    add_ceiling(cells[-len(run.cells) - 1 :], run, args)
             if outcome.interrupted:
                 interrupted = True
                 break
@@ -311,6 +327,30 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         "interrupted": interrupted,
         "plot": str(plot) if plot is not None else None,
     }
+
+
+def add_ceiling(cells: list[dict[str, Any]], run: Run, args: argparse.Namespace) -> None:
+    """--ceiling: one ceiling per penetration (its sampled shoes), each cell's share of it for the cell's
+    bets (the baseline's: 0); a cell's ``ceiling`` is ``blackjack-evaluate --ceiling``'s."""
+    from blackjack_env.solver.ceiling import ceiling, policy_bets, policy_share
+
+    result = ceiling(
+        run.rules,
+        seats=args.seats,
+        seat=args.seat,
+        samples=args.ceiling_samples,
+        seed=args.seed,
+        workers=args.workers,
+        backend=args.backend,
+        ray_address=args.ray_address,
+    )
+    if result.samples:
+        for cell, policy in zip(cells, (run.baseline, *run.policies), strict=True):
+            bets = policy_bets(policy.counting)
+            cell["ceiling"] = policy_share(result, cell["gain_vs_basic"], cell["gain_ci95"], bets)
+            cell["ceiling_share"] = cell["ceiling"]["share"]
+    if result.interrupted:
+        raise KeyboardInterrupt  # Ctrl-C in the ceiling ends the sweep; the cells so far are kept
 
 
 def run_cells(run: Run, result: SimulationResult, bankroll: float | None) -> list[dict[str, Any]]:
@@ -403,10 +443,12 @@ TEXT_COLUMNS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     ("95% CI", "ci95", lambda v: f"{v[0]:+.5f} .. {v[1]:+.5f}"),
 )
 ROR_COLUMN = ("RoR", "ror", lambda v: f"{v:.4f}")
+CEILING_COLUMN = ("ceiling %", "ceiling_share", lambda v: f"{100 * v:.0f}" if math.isfinite(v) else "-")
 
 
 def format_text(sweep: dict[str, Any]) -> str:
     columns = [*TEXT_COLUMNS, *([ROR_COLUMN] if "ror" in sweep["cells"][0] else [])]
+    columns += [CEILING_COLUMN] if all("ceiling_share" in cell for cell in sweep["cells"]) else []
     rows = [[header for header, _, _ in columns]]
     rows += [[text(cell[key]) for _, key, text in columns] for cell in sweep["cells"]]
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]

@@ -149,3 +149,22 @@ def test_bad_input_is_one_line_exit_2_nothing_written(args: list[str], says: str
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and says in lines[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--policy", "hilo-i18-fab4", "--ceiling"],  # no cut card
+        ["--policy", "basic", "--ceiling", "--set", "penetration=0.75", "--ceiling-samples", "0"],
+        ["--policy", "basic", "--ceiling", "--set", "penetration=0.75", "--baseline", "random"],
+        ["sweep", "--ceiling", "--ceiling-samples", "0", "--no-plot"],
+    ],
+)
+def test_evaluate_ceiling_bad_input_before_any_work(argv: list[str], capsys) -> None:
+    """blackjack-evaluate --ceiling (and sweep's) refuses bad input before simulating: one line, exit 2."""
+    from blackjack_env.evaluate.cli import main as evaluate_main
+
+    assert evaluate_main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.strip().splitlines()) == 1

@@ -29,6 +29,7 @@ the seat (a perfect player's different play would consume slightly different car
 
 from __future__ import annotations
 
+import gc
 import itertools
 import math
 import os
@@ -43,6 +44,7 @@ import numpy as np
 from numba import njit
 
 from .. import engine as E
+from ..counting import CountingStrategy
 from ..rules import Rules
 from ..simulate import Z95, interval
 from ..strategy import StrategyTable
@@ -202,14 +204,18 @@ def shoe_values(rules: Rules, shoe: np.ndarray, basic: StrategyTable, in_round: 
         no_insurance = best.ev if not best.insurance.any() else analyse(rules, table, model=model).ev
         out[V_BEST_NO_INS] = no_insurance
         out[V_COMPOSITION] = composition_ev(rules, model=model)
+    model.cache = None  # the shoe's dealer memo (~300k entries): freed now, not when a cycle is collected
     return out
 
 
 def _shoe_task(
     rules: Rules, shoe: np.ndarray, actions: np.ndarray, insurance: np.ndarray, in_round: bool
 ) -> np.ndarray:
-    """``shoe_values`` with picklable arguments (a process or a Ray task)."""
-    return shoe_values(rules, shoe, StrategyTable(actions, insurance), in_round)
+    """``shoe_values`` with picklable arguments (a process or a Ray task); the analysis's reference
+    cycles (its split recursion's closures) are collected at once, so a worker's memory stays flat."""
+    values = shoe_values(rules, shoe, StrategyTable(actions, insurance), in_round)
+    gc.collect()
+    return values
 
 
 def _ignore_sigint() -> None:
@@ -306,6 +312,14 @@ class CeilingResult:
             "n0": sd * sd / (ev * ev) if ev != 0 else None,
         }
 
+    def gain_over_basic(self, bets: Sequence[float] | None = None) -> tuple[float, list[float]]:
+        """Mean and 95% CI of the perfect player's gain over flat-betting basic strategy: at a flat
+        bet (bets None), or betting ``bets`` the EV-maximising way (as ``bettor``)."""
+        if bets is None:
+            return _mean_ci(self.gains)
+        bets = check_bets(bets, self.seats)
+        return _mean_ci(np.where(self.best > 0, bets[-1], bets[0]) * self.best - self.basic)
+
     def in_round(self) -> dict[str, Any]:
         """What the round's own cards add: composition-dependent EV over the best table's (both
         without insurance), on the samples where it was measured."""
@@ -378,9 +392,41 @@ def share_of_ceiling(gain: float, gain_ci95: Sequence[float], ceiling: float, ce
     (the two estimates come from independent samples: a simulation and the sampled shoes)."""
     se_gain = (gain_ci95[1] - gain_ci95[0]) / (2 * Z95)
     se_ceiling = (ceiling_ci95[1] - ceiling_ci95[0]) / (2 * Z95)
-    share = gain / ceiling if ceiling != 0 else math.nan
-    se = abs(share) * math.sqrt((se_gain / gain) ** 2 + (se_ceiling / ceiling) ** 2) if gain and ceiling else math.inf
+    if ceiling == 0:
+        return {"share": math.nan, "ci95": [math.nan, math.nan]}
+    share = gain / ceiling
+    se = math.hypot(se_gain / ceiling, share * se_ceiling / ceiling)
     return {"share": share, "ci95": interval(share, se)}
+
+
+def policy_bets(counting: CountingStrategy | None) -> tuple[float, ...] | None:
+    """The bets a counting strategy places (its ramp's, and 0 where it sits out), for the perfect
+    bettor it is compared with; None for a flat bet of one unit (and any other policy)."""
+    if counting is None:
+        return None
+    bets = {float(bet) for _, bet in counting.ramp} | ({0.0} if counting.exit_below is not None else set())
+    return None if bets == {1.0} else tuple(sorted(bets))
+
+
+def policy_share(
+    result: CeilingResult, gain: float, gain_ci95: Sequence[float], bets: Sequence[float] | None
+) -> dict[str, Any]:
+    """A policy's gain over flat basic strategy (simulated, paired) beside the ceiling's for the same
+    game and bets, and its share of the ceiling with a 95% CI (``blackjack-evaluate --ceiling``, sweep)."""
+    ceiling_gain, ceiling_ci = result.gain_over_basic(bets)
+    share = share_of_ceiling(gain, gain_ci95, ceiling_gain, ceiling_ci)
+    return {
+        "samples": result.samples,
+        "bets": None if bets is None else list(bets),
+        "gain": ceiling_gain,
+        "gain_ci95": ceiling_ci,
+        "policy_gain": gain,
+        "policy_gain_ci95": list(gain_ci95),
+        "share": share["share"],
+        "share_ci95": share["ci95"],
+        "interrupted": result.interrupted,
+        "seconds": result.seconds,
+    }
 
 
 # ============================================================================= runner
