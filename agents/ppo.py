@@ -64,6 +64,9 @@ def cell_observations(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     Shapes int64[38, 10, 12], bool[38, 10, 7], int64[38, 10, 12]."""
     first = np.zeros((N_ROWS, N_UP, E.OBS_BASE), np.int64)
     masks = np.zeros((N_ROWS, N_UP, E.N_ACTIONS), np.bool_)
+    double_on, surrender, vs_ace_ten = (
+        int(v) for v in rules.to_array()[[E.R_DOUBLE_ON, E.R_SURRENDER, E.R_SURR_VS_ACE_TEN]]
+    )
     for row in range(N_ROWS):
         if row < SOFT_BASE:
             total, soft, pair = row + 4, 0, 0
@@ -74,8 +77,8 @@ def cell_observations(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]
             total, soft = (12, 1) if pair == 1 else (2 * pair, 0)
         for col in range(N_UP):
             up = col + 1
-            can_double = _may_double(rules, total, soft)
-            can_surrender = rules.surrender != "none" and (rules.surrender_vs_ace_ten or up not in (1, 10))
+            can_double = total < HARD_MAX and bool(E.may_double(double_on, total))  # 21 is never played
+            can_surrender = bool(E.may_surrender_vs(surrender, vs_ace_ten, up))
             can_split = pair > 0 and rules.split_to > 1
             first[row, col] = [E.P_PLAY, total, soft, pair, can_double, can_split, can_surrender, up, 1, 0, 0, 0]
             masks[row, col, [E.STAND, E.HIT]] = True
@@ -85,13 +88,6 @@ def cell_observations(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     multi = first.copy()
     multi[:, :, E.O_PAIR : E.O_CAN_SURRENDER + 1] = 0
     return first, masks, multi
-
-
-def _may_double(rules: Rules, total: int, soft: int) -> bool:
-    if rules.double_on == "any":
-        return total < HARD_MAX
-    low = 9 if rules.double_on == "9-11" else 10
-    return not soft and low <= total <= 11
 
 
 class PPOAgent:

@@ -72,17 +72,12 @@ def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, reward_mode,
 
     Returns (steps, rounds, sum of round results) of the chunk."""
     st, hands, shoe, res, mask, prng, trace, prob, ins_mask = work
-    decks = int(rv[E.R_DECKS])
     st[:] = 0
     hands[:, :] = 0
-    for i in range(52 * decks):
-        shoe[i] = 1 + i % 13
     E.load_rules(st, rv)
     st[E.S_REWARD_MODE] = reward_mode
-    st[E.S_SHOE_LEN] = 52 * decks
-    st[E.S_SHOE_POS] = 52 * decks
+    E.fresh_shoe(st, shoe, int(rv[E.R_DECKS]), words)
     for k in range(4):
-        st[E.S_RNG + k] = words[k]
         prng[k] = words[4 + k]
     steps = 0
     rounds = 0

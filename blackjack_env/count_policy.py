@@ -95,7 +95,7 @@ def true_count(params, st):
     if params[PC_BALANCED] == 0.0:
         return running
     unseen = st[E.S_SHOE_LEN] - st[E.S_SHOE_POS] + (st[E.S_HOLE_HIDDEN] != 0)
-    return running * 52.0 / max(unseen, 1)
+    return E.per_unseen_deck(running, unseen)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)

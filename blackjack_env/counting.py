@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from .engine import per_unseen_deck
+
 #: Card values in the order of the tag tuples: ace first (value 1), then 2..10.
 VALUES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10")
 #: How many ranks have each value (ten-value cards: 10, J, Q, K).
@@ -93,7 +95,7 @@ class CountingSystem:
         if not self.balanced:
             return running
         unseen = 52 * decks - int(np.sum(seen))
-        return running * 52.0 / max(unseen, 1)
+        return float(per_unseen_deck(running, unseen))
 
     def correlation(self, effects: Sequence[float]) -> float:
         """Weighted Pearson correlation of the tags with per-value effects (A, 2..10)."""

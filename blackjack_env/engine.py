@@ -290,15 +290,33 @@ def load_rules(st, rv):
 
 def new_shoe(decks: int) -> np.ndarray:
     """A shoe in its fixed starting order (every seeded shoe starts from this order)."""
-    return (np.arange(52 * decks) % 13 + 1).astype(SHOE_DTYPE)
+    shoe = np.empty(52 * decks, SHOE_DTYPE)
+    order_shoe(shoe, 52 * decks)
+    return shoe
+
+
+@njit(cache=True, _nrt=False)
+def order_shoe(shoe, n_cards):
+    """The shoe's fixed starting order, ranks 1..13 over and over."""
+    for i in range(n_cards):
+        shoe[i] = 1 + i % 13
+
+
+@njit(cache=True, _nrt=False)
+def fresh_shoe(st, shoe, decks, words):
+    """Gather a fresh shoe of ``decks`` decks and seed the table's card generator with ``words[:4]``:
+    where every seeded shoe starts, so a seed fixes every card dealt (the envs, the simulator and the
+    tabular learner all start here). Empty: the next round starts a new shoe."""
+    order_shoe(shoe, 52 * decks)
+    st[S_SHOE_LEN] = 52 * decks
+    st[S_SHOE_POS] = 52 * decks
+    for k in range(4):  # element copies: slice copies would need numba's allocator
+        st[S_RNG + k] = words[k]
 
 
 def seed_table(st: np.ndarray, shoe: np.ndarray, seed_sequence: np.random.SeedSequence) -> None:
-    """Seed a table's card generator and gather a fresh shoe, so a seed fixes every card dealt."""
-    st[S_RNG : S_RNG + 4] = seed_words(seed_sequence)
-    shoe[:] = new_shoe(len(shoe) // 52)
-    st[S_SHOE_LEN] = len(shoe)
-    st[S_SHOE_POS] = len(shoe)  # empty: the next round starts a new shoe
+    """Seed a table's card generator and gather a fresh shoe (``fresh_shoe``)."""
+    fresh_shoe(st, shoe, len(shoe) // 52, seed_words(seed_sequence))
 
 
 # ============================================================================= cards and hands
@@ -479,25 +497,57 @@ def split_ace_locked(st, hands, h):
 
 
 @njit(cache=True, _nrt=False)
+def per_unseen_deck(running, unseen):
+    """The true count: a running count per unseen deck (52 cards), never divided by zero; the one
+    formula of the engine's observation, the counting policies, the shoe env and ``counting``."""
+    return running * 52.0 / max(unseen, 1)
+
+
+# ---------------------------------------------------------------------------- the rules' predicates
+# Each rule that decides a legal action or the dealer's play is written once, over the Rules values
+# it reads (``Rules.to_array()``'s R_* entries): the engine, the solver (solver/_kernels.py,
+# solver/_space.py) and the agents (agents/ppo.py) call these.
+@njit(cache=True, _nrt=False)
+def may_double(double_on, total):
+    """Whether a two-card hand of this (best) total may double under ``double_on`` (R_DOUBLE_ON:
+    any two cards, 9-11 or 10-11); the hand's other conditions (two cards, DAS) are the caller's."""
+    if double_on == DOUBLE_ANY:
+        return True
+    low = 9 if double_on == DOUBLE_9_11 else 10
+    return low <= total <= 11
+
+
+@njit(cache=True, _nrt=False)
+def may_surrender_vs(surrender, vs_ace_ten, up):
+    """Whether surrender is offered against this up card value (1 = ace) under R_SURRENDER and
+    R_SURR_VS_ACE_TEN; that only a lone two-card hand may surrender is the caller's."""
+    if surrender == SURR_NONE:
+        return False
+    return vs_ace_ten != 0 or (up != 1 and up != 10)
+
+
+@njit(cache=True, _nrt=False)
+def dealer_stands(hit_soft_17, total, soft):
+    """Whether the dealer stands on this best total (S17; H17, R_H17 set: hits a soft 17)."""
+    if total > 17:
+        return True
+    if total < 17:
+        return False
+    return not (hit_soft_17 != 0 and soft)
+
+
+@njit(cache=True, _nrt=False)
 def can_double(st, hands, h):
     if hands[h, H_N] != 2 or split_ace_locked(st, hands, h):
         return False
     if hands[h, H_SPLIT] and st[S_RULES + R_DAS] == 0:
         return False
-    rule = st[S_RULES + R_DOUBLE_ON]
-    if rule == DOUBLE_ANY:
-        return True
-    total = hand_total(hands, h)
-    low = 9 if rule == DOUBLE_9_11 else 10
-    return low <= total <= 11
+    return may_double(st[S_RULES + R_DOUBLE_ON], hand_total(hands, h))
 
 
 @njit(cache=True, _nrt=False)
 def surrender_allowed_vs(st):
-    if st[S_RULES + R_SURRENDER] == SURR_NONE:
-        return False
-    up = up_value(st)
-    return st[S_RULES + R_SURR_VS_ACE_TEN] != 0 or (up != 1 and up != 10)
+    return may_surrender_vs(st[S_RULES + R_SURRENDER], st[S_RULES + R_SURR_VS_ACE_TEN], up_value(st))
 
 
 @njit(cache=True, _nrt=False)
@@ -990,13 +1040,8 @@ def step_round(st, hands, shoe, rv, res, action, at_table):
 
 @njit(cache=True, _nrt=False)
 def dealer_stands_on(st, hard, aces):
-    """Whether the dealer stands on this hand (S17, or H17: hit a soft 17)."""
-    total = best_total(hard, aces)
-    if total > 17:
-        return True
-    if total < 17:
-        return False
-    return not (st[S_RULES + R_H17] != 0 and is_soft(hard, aces))
+    """Whether the dealer stands on this hand under the table's rules (``dealer_stands``)."""
+    return dealer_stands(st[S_RULES + R_H17], best_total(hard, aces), is_soft(hard, aces))
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -1295,7 +1340,7 @@ def write_obs(st, hands, obs, count_mode):
             running += 4 * decks - unseen
         elif value == 1 or value == 10:
             running -= 4 * decks - unseen
-    true_count = running * 52.0 / max(n_unseen, 1)
+    true_count = per_unseen_deck(running, n_unseen)
     rounded = int(np.floor(true_count + 0.5))
     obs[OBS_BASE] = max(-HILO_RANGE, min(HILO_RANGE, rounded)) + HILO_RANGE
 

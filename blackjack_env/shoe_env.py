@@ -180,7 +180,7 @@ class BlackjackShoeEnv(BlackjackEnv):
         betting = bool(self._st[E.S_BETTING])
         info.update(
             running_count=running,
-            true_count=running * 52.0 / max(unseen, 1),
+            true_count=float(E.per_unseen_deck(running, unseen)),
             cards_dealt=int(self._st[E.S_SHOE_POS]),
             bet=0.0 if betting else self.bets[int(self._st[E.S_BET_LEVEL])],
         )
@@ -217,7 +217,7 @@ class BlackjackShoeEnv(BlackjackEnv):
         running, unseen = self.hilo_count()
         return (
             f"{text}\nShoe: {int(self._st[E.S_SHOE_POS])} of {len(self._shoe)} cards dealt, "
-            f"Hi-Lo running count {running:+d}, true count {running * 52.0 / max(unseen, 1):+.2f}"
+            f"Hi-Lo running count {running:+d}, true count {E.per_unseen_deck(running, unseen):+.2f}"
         )
 
 

@@ -127,18 +127,14 @@ def bj_prob(up, probs):
 
 @njit(cache=True)
 def double_ok(rv, total):
-    rule = int(rv[E.R_DOUBLE_ON])
-    if rule == E.DOUBLE_ANY:
-        return True
-    low = 9 if rule == E.DOUBLE_9_11 else 10
-    return low <= total <= 11
+    """The engine's doubling rule (``engine.may_double``) read from a rules vector."""
+    return E.may_double(int(rv[E.R_DOUBLE_ON]), total)
 
 
 @njit(cache=True)
 def surrender_ok(rv, up):
-    if int(rv[E.R_SURRENDER]) == E.SURR_NONE:
-        return False
-    return rv[E.R_SURR_VS_ACE_TEN] != 0 or (up != 1 and up != 10)
+    """The engine's surrender rule (``engine.may_surrender_vs``) read from a rules vector."""
+    return E.may_surrender_vs(int(rv[E.R_SURRENDER]), int(rv[E.R_SURR_VS_ACE_TEN]), up)
 
 
 @njit(cache=True)

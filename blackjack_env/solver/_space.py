@@ -12,6 +12,7 @@ from functools import cache
 
 import numpy as np
 
+from .. import engine as E
 from ..strategy import HARD_MIN, SOFT_BASE, SOFT_MIN
 
 #: Rows of the total-row part of a strategy table in the order their decisions are made: a hit
@@ -121,7 +122,7 @@ def dealer_space(hit_soft_17: bool) -> DealerSpace:
         total = hard + 10 if aces and hard + 10 <= 21 else hard
         if total > 21:
             return 5
-        if total < 17 or (hit_soft_17 and total == 17 and aces and hard + 10 == 17):
+        if not E.dealer_stands(int(hit_soft_17), total, bool(aces and hard + 10 <= 21)):
             return -1
         if sum(drawn) == 1 and total == 21:
             return 6
