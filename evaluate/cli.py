@@ -26,6 +26,7 @@ from blackjack_env.strategy import StrategyTable
 from .figures import counting_figures, n0_text
 from .options import (
     CliError,
+    OneLineParser,
     RunFeedback,
     add_backend_arguments,
     add_simulation_arguments,
@@ -41,7 +42,7 @@ PROG = "blackjack-evaluate"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="blackjack-evaluate",
         description="Simulate a policy and report its EV per initial bet with a 95% confidence interval.",
     )

@@ -12,7 +12,7 @@ import math
 import sys
 import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from blackjack_env.engine import MAX_SEATS
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
@@ -29,6 +29,15 @@ COMPILE_ESTIMATE = "about 20 s on 2 cores"
 
 class CliError(Exception):
     """A bad argument: reported as one line, exit code 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors (a bad number, an unknown choice) are one line,
+    ``PROG: error: ...``, exit code 2, like every other error of the commands: no usage block
+    before the message (``--help`` shows it)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def parse_rounds(text: str) -> int:

@@ -83,9 +83,14 @@ def _counting_strategy(spec: str, rules: Rules) -> CountingStrategy | None:
     if path.suffix != ".json" or not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        text = path.read_text()
+        data = json.loads(text)
+    except OSError:
         return None  # reported as what it is not when read as a strategy table
+    except json.JSONDecodeError:
+        if '"system"' in text:  # meant as a counting strategy: its load names the file and where the JSON breaks
+            return CountingStrategy.load(path)
+        return None
     if not isinstance(data, dict) or "system" not in data:
         return None
     return CountingStrategy.load(path)

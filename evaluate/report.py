@@ -63,6 +63,7 @@ from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 from .figures import counting_figures, n0_text
 from .options import (
     CliError,
+    OneLineParser,
     RunFeedback,
     add_simulation_arguments,
     note_compile,
@@ -1094,7 +1095,7 @@ def write_report(report: Report, out: Path, overwrite: bool = False) -> list[Pat
 
 # ====================================================================== command line
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="blackjack-evaluate report",
         description="Simulate a policy and write report.html, report.md, PNG figures and summary.json.",
     )
@@ -1116,6 +1117,10 @@ def format_headline(report: Report) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.run is not None and not Path(args.run).is_dir():
+            raise CliError(
+                f"--run {args.run}: no such folder (give a training run's folder, which holds {METRICS_FILE})"
+            )
         check_out(Path(args.out).resolve(), args.overwrite)
         with warnings_as_lines("blackjack-evaluate report"):
             report = build_report(args)

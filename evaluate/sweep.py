@@ -51,6 +51,7 @@ from blackjack_env.simulate import Policy, SimulationResult, interval
 from .figures import counting_figures, n0_text
 from .options import (
     CliError,
+    OneLineParser,
     RunFeedback,
     add_backend_arguments,
     add_simulation_arguments,
@@ -110,7 +111,7 @@ class Run:
 
 # ====================================================================== arguments
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Card counting over a grid of penetrations x spreads x systems: each penetration one paired "
         "run (every policy and flat basic strategy on the same shoes); SCORE, advantage, win and sd per 100 "
@@ -195,24 +196,32 @@ def check_spread(entry: str) -> str:
 
 
 def plan_runs(args: argparse.Namespace, rules: Rules) -> list[Run]:
-    """Every run's rules and policies, built (and so checked) before anything is simulated."""
+    """Every run's rules and policies, built (and so checked) before anything is simulated. A cell is
+    labelled by its strategy's name (a file's ``name``, else its stem), unless two share one."""
     if rules.infinite:
         raise CliError("a counting strategy needs a finite shoe, not an infinite deck (decks=0)")
     penetrations = parse_penetrations(args.penetrations, rules)
     systems = split_list(args.systems, "--systems")
     spreads = [check_spread(entry) for entry in split_list(args.spreads, "--spreads")]
     for system in systems:
+        if system.endswith(".json") and not Path(system).is_file():
+            raise CliError(f"--systems: no such file {system!r} (a counting-strategy JSON)")
         if not is_counting(system, rules):
             raise CliError(
                 f"--systems: unknown system {system!r}; use hilo-i18-fab4, a system name (hilo, ko, ...) "
                 "or a counting-strategy JSON"
             )
     runs = []
+    labels: dict[str, str] = {}
     for penetration in penetrations:
         at = dataclasses.replace(rules, penetration=penetration)
         cells = tuple((system, spread) for system in systems for spread in spreads)
         policies = tuple(load_policy(system, at, None if spread == OWN_RAMP else spread) for system, spread in cells)
-        runs.append(Run(penetration, at, load_policy("basic", at), cells, policies))
+        labels = labels or {system: policy.name for (system, _), policy in zip(cells, policies, strict=True)}
+        if len(set(labels.values())) < len(labels) or BASELINE_SYSTEM in labels.values():  # tell them apart by the spec
+            labels = {system: system for system in systems}
+        named = tuple((labels[system], spread) for system, spread in cells)
+        runs.append(Run(penetration, at, load_policy("basic", at), named, policies))
     return runs
 
 
@@ -392,7 +401,7 @@ def score_figure(cells: list[dict[str, Any]], subtitle: str) -> Figure:
             label="basic strategy, flat bet",
         )
         ax.axhline(0.0, color="black", linewidth=0.6)
-        ax.set_title(Path(system).name if system.endswith(".json") else system)
+        ax.set_title(system)
         ax.set_xticks(penetrations)
         ax.set_xlabel("penetration")
         ax.grid(alpha=0.3)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from blackjack_env.env import REWARD_MODES
+from blackjack_env.evaluate.options import OneLineParser
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
 from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable
@@ -113,7 +114,7 @@ def parse_count(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     d = Args()
-    p = argparse.ArgumentParser(prog="blackjack-train", description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog="blackjack-train", description=__doc__.split("\n\n")[0])
     p.add_argument("--algo", choices=ALGOS, default=None, help=f"learner (default {d.algo})")
     p.add_argument("--rules", default=None, help=f"rules preset (default {d.rules}); one of: {', '.join(PRESETS)}")
     p.add_argument("--set", dest="settings", action="append", default=None, metavar="KEY=VALUE", help="rules field")
