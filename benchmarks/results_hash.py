@@ -1,7 +1,7 @@
 """A fingerprint of what the engine deals and pays, to prove an engine change left results alone.
 
-Run it before and after a change (delete numba's caches after editing the engine, see the README's
-Development section) and compare the printed hashes: they are equal exactly when every simulated
+Run it before and after a change (numba's cache follows the source, see the README's Development
+section: nothing to delete) and compare the printed hashes: they are equal exactly when every simulated
 statistic, every single- and vector-env observation, reward and round summary, and the tabular
 learner's tables are bit for bit the same, over every preset and five rule sets with early
 surrender, no hole card, cut cards and an infinite deck, with sampled and expected rewards.
