@@ -143,7 +143,11 @@ class StrategyTable:
 
     @classmethod
     def from_chart(cls, chart: dict[str, dict[str, dict[str, str]]], name: str = "chart") -> StrategyTable:
-        """Build a table from chart codes; rows a chart leaves out default to hit below 12, else stand."""
+        """Build a table from chart codes (``to_chart``'s layout, ``CHART_CODES``): how a table is made by
+        hand. Cells a chart leaves out hit hard totals below 12 and stand the rest, split aces and eights;
+        insurance is never taken (a chart has no insurance row). ``from_chart(t.to_chart())`` plays every
+        hand as ``t`` does (a code keeps the first action and the fallback where it may be illegal; the
+        rest of a cell's order is fixed), not its insurance."""
         actions = np.zeros((N_ROWS, N_UP, N_PLAY), np.int64)
         for row in range(N_ROWS):
             section, key = row_label(row)
@@ -192,10 +196,13 @@ class StrategyTable:
         return cls(np.array(data["actions"]), np.array(data["insurance"]), name=data.get("name", "strategy"))
 
     def save(self, path: str | Path) -> None:
+        """Write the table as JSON (``to_dict``: the full preference order of every cell, insurance and
+        the chart for reading): the file ``blackjack-evaluate --policy PATH`` plays and ``load`` reads."""
         Path(path).write_text(json.dumps(self.to_dict()))
 
     @classmethod
     def load(cls, path: str | Path) -> StrategyTable:
+        """Read a table ``save`` wrote (its ``actions`` and ``insurance``; the chart is for reading only)."""
         return cls.from_dict(json.loads(Path(path).read_text()))
 
 
