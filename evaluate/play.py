@@ -32,7 +32,7 @@ from blackjack_env import engine as E
 from blackjack_env.cards import card_codes
 from blackjack_env.strategy import N_ROWS, hand_row, row_label, up_label
 
-from .options import add_rules_arguments, rules_from_args
+from .options import OneLineParser, add_rules_arguments, rules_from_args
 
 #: One key per game control while a round is played (the letters of printed charts).
 PLAY_KEYS: dict[str, Action] = {
@@ -377,9 +377,10 @@ class Game:
             ev = float(solution.action_ev[row, up - 1, int(action)])
             values.append(f"{ACTION_TEXT[action]} {ev:+.4f}" if not math.isnan(ev) else f"{ACTION_TEXT[action]} n/a")
         frame = "given no dealer blackjack" if self.rules.peek or self.rules.obo else "dealer blackjack included"
-        return [
-            f"Hint: basic strategy says {self.action_name(best, obs)} ({cell} v {up_label(up)}).",
-            f"EV per unit of this hand's bet, total-dependent (the chart cell's hands, {frame}): " + ", ".join(values),
+        return [  # two lines, each under 120 columns (a terminal's width)
+            f"Hint: basic strategy says {self.action_name(best, obs)} ({cell} v {up_label(up)}). "
+            f"Total-dependent EVs per unit bet, {frame}:",
+            "  " + ", ".join(values),
         ]
 
     def _insurance_row(self, obs: np.ndarray) -> int:
@@ -424,21 +425,24 @@ def _stacked_round(text: str) -> list[str]:
     return cards
 
 
-def _positive_amount(text: str) -> float:
+def _bankroll(text: str) -> float:
+    """--bankroll: chips, a positive number (with at most two decimals, as a bet)."""
     try:
         return parse_amount(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"a bankroll is a positive number of chips such as 1000 or 250.5, got {text!r}"
+        ) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="blackjack-play",
         description="Play blackjack by hand: bet, re-bet, deal, then hit, stand, double, split, "
         "surrender or insure with one-letter keys. End of input or Ctrl-C ends with a summary.",
     )
     add_rules_arguments(parser)
-    parser.add_argument("--bankroll", type=_positive_amount, default=1000.0, help="chips to start with (default 1000)")
+    parser.add_argument("--bankroll", type=_bankroll, default=1000.0, help="chips to start with (default 1000)")
     parser.add_argument("--hints", action="store_true", help="show basic strategy's action and each action's EV")
     parser.add_argument("--seed", type=int, default=None, help="seed of the shoe: the same seed deals the same cards")
     # stacked rounds for tests and demonstrations: --cards 8,A,8,K (repeat for later rounds)

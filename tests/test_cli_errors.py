@@ -94,3 +94,15 @@ def test_a_sweep_labels_a_strategy_by_its_name(
     sweep = json.loads(capsys.readouterr().out)
     assert sweep["systems"] == ["hilo-1-6", "unnamed"]  # its "name", else the file's stem
     assert [cell["system"] for cell in sweep["cells"]] == ["basic", "hilo-1-6", "unnamed"]
+
+
+def test_a_bad_bankroll_says_bankroll_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from blackjack_env.evaluate.play import main as play_main
+
+    with pytest.raises(SystemExit) as exit_:
+        play_main(["--bankroll", "-10"])
+    assert exit_.value.code == 2
+    assert one_line_error(capsys) == (
+        "blackjack-play: error: argument --bankroll: a bankroll is a positive number of chips such as 1000 "
+        "or 250.5, got '-10'"
+    )

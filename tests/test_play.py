@@ -272,7 +272,10 @@ def test_hints_show_basic_strategy_and_the_cells_exact_evs() -> None:
     sol = solve(rules)
     _, text = play("--hints", "--cards", "8,9,8,7,10,10,10", keys=lines("b 10", "d", "p", "s", "s"))
     assert "Hint: basic strategy says split (pair 8,8 v 9)." in text
-    ev_line = next(line for line in text.splitlines() if "total-dependent" in line)
+    text_lines = text.splitlines()
+    at = next(i for i, line in enumerate(text_lines) if "Total-dependent EVs per unit bet" in line)
+    ev_line = text_lines[at + 1]
+    assert max(len(line) for line in text_lines) <= 120  # no line wraps in a 120-column terminal
     evs = sol.cell_ev("pairs", "8", 9)
     for name in ("stand", "hit", "double", "split", "surrender"):
         assert f"{name} {evs[name]:+.4f}" in ev_line
