@@ -169,3 +169,15 @@ def test_evaluate_ceiling_bad_input_before_any_work(argv: list[str], capsys) -> 
     captured = capsys.readouterr()
     assert captured.out == ""
     assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_interruption_keeps_the_finished_shoes(serial, basic: StrategyTable) -> None:
+    """Ctrl-C (here raised as the first shoe is done) keeps that shoe and says the run was interrupted."""
+
+    def stop(done: int) -> None:
+        raise KeyboardInterrupt
+
+    cut = ceiling(GAME, samples=3, seed=5, workers=1, in_round_every=2, basic=basic, progress=stop)
+    assert cut.interrupted and cut.samples == 1
+    np.testing.assert_array_equal(cut.values, serial.values[:1])
+    assert cut.to_json()["interrupted"] is True
