@@ -20,6 +20,8 @@ POLICY_CHOICES = (
 
 #: File name of a strategy table inside a saved agent's directory.
 TABLE_FILE = "strategy.json"
+#: File name of the learned counting strategy in a ``blackjack-train --env shoe`` run directory.
+COUNTING_FILE = "counting-strategy.json"
 
 
 def basic_strategy_table(rules: Rules) -> StrategyTable:
@@ -34,7 +36,8 @@ def load_policy(spec: str, rules: Rules, spread: str | None = None) -> Policy:
     JSON, a counting-strategy JSON, or a directory holding strategy.json).
 
     A counting strategy is built in (``hilo-i18-fab4``; a system's name: that count with no index
-    plays) or a JSON file with a "system" key; ``spread`` ("1-8") replaces its ramp with the
+    plays), a JSON file with a "system" key, or a directory holding ``counting-strategy.json``
+    (a ``blackjack-train --env shoe`` run); ``spread`` ("1-8") replaces its ramp with the
     usual one (:func:`blackjack_env.counting.spread_ramp`). Other policies take no spread.
 
     A saved agent (a directory with agent.json, as ``blackjack-train`` writes) is loaded and
@@ -80,6 +83,8 @@ def _counting_strategy(spec: str, rules: Rules) -> CountingStrategy | None:
     if spec in BUILT_IN_STRATEGIES:
         return built_in_strategy(spec, rules.hit_soft_17)
     path = Path(spec)
+    if path.is_dir() and (path / COUNTING_FILE).is_file():  # a count-table learner's run directory
+        path = path / COUNTING_FILE
     if path.suffix != ".json" or not path.is_file():
         return None
     try:

@@ -3,6 +3,11 @@
     blackjack-train --algo tabular --steps 2e9 --out runs/tabular
     blackjack-train --algo ppo --rules vegas-strip --set decks=2 --steps 2e6 --eval-every 1e5 --out runs/ppo
     blackjack-train --out runs/ppo --resume --steps 4e6       # continue a run (its saved config)
+    blackjack-train --env shoe --system hilo --bets 1,2,4,8 --seats 3 --set penetration=0.75 --out runs/count
+
+``--env shoe`` learns the shoe game (the count-table learner, ``train/shoe.py``): its steps are
+rounds, and the run directory holds the learned counting strategy (``counting-strategy.json``),
+which ``blackjack-evaluate --policy DIR`` plays.
 
 The run directory holds the agent (``agent.json``, ``strategy.json`` and ``q.npz`` or ``ppo.zip``,
 so ``blackjack-evaluate --policy DIR`` plays it), ``rules.json``, ``config.json``, ``state.json``,
@@ -56,7 +61,13 @@ PPO_MODULES = ("torch", "stable_baselines3", "sb3_contrib")
 #: What a resumed run may set anew; everything else comes from its config.json.
 RESUME_MAY_CHANGE = ("steps", "out", "progress", "torch_threads")
 #: Args fields with their own option above the hyperparameters.
-RUN_SETTINGS = ("algo", "rules", "settings", "steps", "seed", "out", "eval_every", "eval_rounds", "progress", "reward")
+RUN_SETTINGS = (
+    *("algo", "rules", "settings", "steps", "seed", "out", "eval_every", "eval_rounds", "progress", "reward"),
+    *("env", "system", "bets", "spread", "seats", "seat"),
+)
+ENVS = ("round", "shoe")
+#: Rounds a --env shoe run takes unless told.
+DEFAULT_SHOE_ROUNDS = 300_000_000
 STATE_FILE = "state.json"
 METRICS_FILE = "metrics.csv"
 
@@ -66,6 +77,12 @@ class Args:
     """Every setting of a run (saved as config.json; a resumed run reads it back)."""
 
     algo: str = "tabular"
+    env: str = "round"  # "shoe": the shoe game (train/shoe.py), its steps are rounds
+    system: str = "hilo"  # --env shoe: the counting system (a name or a JSON file)
+    bets: str = ""  # --env shoe: the allowed bets ("" and no spread: 1,2,4,8)
+    spread: str = ""
+    seats: int = 1
+    seat: str = "0"  # a seat, or "all"
     rules: str = DEFAULT_PRESET
     settings: list[str] = field(default_factory=list)
     steps: int = 0  # 0: the learner's default, DEFAULT_STEPS
@@ -116,6 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
     d = Args()
     p = OneLineParser(prog="blackjack-train", description=__doc__.split("\n\n")[0])
     p.add_argument("--algo", choices=ALGOS, default=None, help=f"learner (default {d.algo})")
+    p.add_argument("--env", choices=ENVS, default=None, help="the one-round game (default) or the shoe game")
+    shoe = p.add_argument_group("the shoe game (--env shoe)")
+    shoe.add_argument("--system", default=None, help="counting system: a built-in name or a JSON file (default hilo)")
+    shoe.add_argument("--bets", default=None, help="allowed bets, increasing, 0 sits out (default 1,2,4,8)")
+    shoe.add_argument("--spread", default=None, help="MIN-MAX: the bets MIN, doubling, up to MAX (1-8: 1,2,4,8)")
+    shoe.add_argument("--seats", type=int, default=None, help="boxes at the table, 1-7 (default 1)")
+    shoe.add_argument("--seat", default=None, help="the learner's box, or all (one policy in every box; default 0)")
     p.add_argument("--rules", default=None, help=f"rules preset (default {d.rules}); one of: {', '.join(PRESETS)}")
     p.add_argument("--set", dest="settings", action="append", default=None, metavar="KEY=VALUE", help="rules field")
     p.add_argument(
@@ -167,8 +191,14 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         args = Args(**{**saved, **given})
     else:
         args = Args(**given)
+    if args.env not in ENVS:
+        raise ValueError(f"--env must be one of {', '.join(ENVS)}, got {args.env!r}")
+    if args.env == "round":
+        shoe_only = [f"--{k}" for k in ("system", "bets", "spread", "seats", "seat") if k in given]
+        if shoe_only:
+            raise ValueError(f"{', '.join(shoe_only)} only with --env shoe")
     if args.steps == 0:
-        args.steps = DEFAULT_STEPS[args.algo]
+        args.steps = DEFAULT_SHOE_ROUNDS if args.env == "shoe" else DEFAULT_STEPS[args.algo]
     if not args.reward:
         args.reward = DEFAULT_REWARD[args.algo]
     if not args.out:
@@ -304,6 +334,10 @@ def train(args: Args, resume: bool = False) -> int:
     """Run (or continue) training; returns the exit status."""
     check_learner_installed(args.algo)
     rules = Rules.preset(args.rules).with_settings(args.settings)
+    if args.env == "shoe":
+        from .shoe import check_shoe_args
+
+        check_shoe_args(args, rules)
     out = Path(args.out)
     if not resume and (out / STATE_FILE).exists():
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
@@ -314,10 +348,17 @@ def train(args: Args, resume: bool = False) -> int:
     (out / "config.json").write_text(
         json.dumps({"args": dataclasses.asdict(args), "rules": rules.describe()}, indent=2)
     )
-    solution = solve(rules)
-    trainer = (TabularTrainer if args.algo == "tabular" else PPOTrainer)(args, rules, out, resume)
+    trainer: Any
+    if args.env == "shoe":
+        from .shoe import CountTableTrainer
+
+        trainer = CountTableTrainer(args, rules, out, resume)
+    else:
+        solution = solve(rules)
+        trainer = (TabularTrainer if args.algo == "tabular" else PPOTrainer)(args, rules, out, resume)
     state = json.loads((out / STATE_FILE).read_text()) if resume else {"wall_s": 0.0}
-    metrics = MetricsLog(out / METRICS_FILE, keep_up_to=trainer.steps if resume else -1)
+    columns = getattr(trainer, "columns", METRIC_COLUMNS)
+    metrics = MetricsLog(out / METRICS_FILE, keep_up_to=trainer.steps if resume else -1, columns=columns)
 
     from tqdm import tqdm
 
@@ -338,14 +379,24 @@ def train(args: Args, resume: bool = False) -> int:
         (out / STATE_FILE).write_text(json.dumps(state, indent=2))
 
     def evaluate() -> None:
-        row = evaluate_table(rules, trainer.table(), solution, args.eval_rounds, seed=args.seed + 1)
+        if args.env == "shoe":
+            row = trainer.evaluate(args.eval_rounds, seed=args.seed + 1)
+            keys: tuple[str, ...] = ("ev", "gain_vs_hilo", "gain_vs_basic", "flat_gain", "deviations")
+        else:
+            row = evaluate_table(rules, trainer.table(), solution, args.eval_rounds, seed=args.seed + 1)
+            keys = ("ev", "ev_gap", "exact_ev_gap", "agreement")
         row.update(step=trainer.steps, wall_s=time.perf_counter() - started)
         metrics.append(row)
-        for key in ("ev", "ev_gap", "exact_ev_gap", "agreement"):
+        for key in keys:
             writer.add_scalar(f"eval/{key}", row[key], trainer.steps)
         for key, value in trainer.train_scalars().items():
             writer.add_scalar(key, value, trainer.steps)
-        bar.set_postfix(exact_gap_pp=f"{100 * row['exact_ev_gap']:.3f}", agree=f"{row['agreement']:.3f}")
+        if args.env == "shoe":
+            bar.set_postfix(
+                vs_hilo_per100=f"{100 * row['gain_vs_hilo']:+.3f}", flat_per100=f"{100 * row['flat_gain']:+.3f}"
+            )
+        else:
+            bar.set_postfix(exact_gap_pp=f"{100 * row['exact_ev_gap']:.3f}", agree=f"{row['agreement']:.3f}")
 
     try:
         if not metrics.rows:
@@ -365,6 +416,16 @@ def train(args: Args, resume: bool = False) -> int:
         print(f"interrupted at step {trainer.steps}: checkpoint in {out}; continue with --resume", file=sys.stderr)
         return 130
     last = metrics.rows[-1]
+    if args.env == "shoe":
+        print(
+            f"count-table: {trainer.steps} rounds in {state['wall_s']:.1f} s; "
+            f"per 100 rounds: EV {100 * last['ev']:+.3f}, "
+            f"vs Hi-Lo I18+Fab4 {100 * last['gain_vs_hilo']:+.3f} [{100 * last['gain_vs_hilo_low']:+.3f}, "
+            f"{100 * last['gain_vs_hilo_high']:+.3f}], flat-bet gain over basic {100 * last['flat_gain']:+.3f} "
+            f"[{100 * last['flat_gain_low']:+.3f}, {100 * last['flat_gain_high']:+.3f}]; strategy in "
+            f"{out / 'counting-strategy.json'}"
+        )
+        return 0
     print(
         f"{args.algo}: {trainer.steps} steps in {state['wall_s']:.1f} s; EV {last['ev']:+.5f}, "
         f"gap to basic strategy {last['ev_gap']:+.5f} [{last['ev_gap_low']:+.5f}, {last['ev_gap_high']:+.5f}] "
@@ -376,8 +437,9 @@ def train(args: Args, resume: bool = False) -> int:
 class MetricsLog:
     """metrics.csv, rewritten whole on each row (a resumed run drops rows past its checkpoint)."""
 
-    def __init__(self, path: Path, keep_up_to: int) -> None:
+    def __init__(self, path: Path, keep_up_to: int, columns: Sequence[str] = METRIC_COLUMNS) -> None:
         self.path = path
+        self.columns = tuple(columns)
         self.rows: list[dict[str, float]] = []
         if keep_up_to >= 0 and path.is_file():
             with path.open(newline="") as f:
@@ -388,10 +450,10 @@ class MetricsLog:
         self.rows.append(row)
         tmp = self.path.with_suffix(".tmp")
         with tmp.open("w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=METRIC_COLUMNS)
+            writer = csv.DictWriter(f, fieldnames=self.columns)
             writer.writeheader()
             for r in self.rows:
-                writer.writerow({k: (int(r[k]) if k == "step" else repr(float(r[k]))) for k in METRIC_COLUMNS})
+                writer.writerow({k: (int(r[k]) if k == "step" else repr(float(r[k]))) for k in self.columns})
         tmp.replace(self.path)
 
 

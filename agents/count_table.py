@@ -1,0 +1,659 @@
+"""The count-table learner: strategy-table cells, insurance and the round's value, per count bucket.
+
+It learns the shoe game (a shoe dealt to the cut card at a table of ``seats``, the learner in one
+seat or in every seat) from nothing: no basic strategy and no index table is given to it. What it
+learns, per count bucket of a counting system (``count_policy``'s running or true count, taken as
+the counting strategies take it):
+
+* an action value per (bucket, strategy-table cell, action), the count taken at the decision;
+* an insurance value per (bucket, holding a natural, take or not);
+* the round's value per unit bet before the deal, the count taken before the round's first card.
+
+Algorithm: every-visit Monte Carlo control with weighted importance sampling, as
+:mod:`blackjack_env.agents.tabular` (epsilon-greedy behaviour, returns credited from the last
+exploratory decision on), but with statistics that add: per entry the summed weights, weighted
+returns and weighted squared returns. A chunk of rounds plays with the policy greedy in the values
+of the statistics before it (frozen for the chunk) and returns its own sums, which are then added:
+so chunks seeded by their index merge exactly in chunk order, a resumed run equals an uninterrupted
+one, and a chunk could be played anywhere (another process, a Ray task) from the same inputs.
+
+The greedy choice in a bucket uses the bucket's mean shrunk toward the value pooled over all
+buckets (``PRIOR_WEIGHT`` pseudo-rounds of it): a rare bucket plays like the count-free table until
+its own data says otherwise, instead of playing on a handful of noisy returns. The round's value
+before the deal is estimated from rounds in which the seat made no exploratory choice, weighted
+by the chance the greedy policy had of being followed, i.e. the greedy policy's value.
+
+Count buckets, by a stated rule (:func:`bucket_spec`): a balanced system's bucket width is its
+tags' per-card standard deviation over Hi-Lo's (Hi-Lo: one whole true count, floored as the
+simulator's true-count table), an unbalanced system's the same times the unseen decks at half the
+penetration (its running count moves that much for one true count's worth); the buckets span two
+standard deviations of the count at the cut card either side of where it starts, the tails pooled.
+
+The export (:meth:`CountTableAgent.to_strategy`) is a counting strategy: the system, the ramp that
+maximises the learned EV (each bucket bets the allowed bet with the highest bet x learned value per
+unit bet: the largest where it is positive, the smallest where negative, the smallest in a bucket
+with fewer than ``MIN_BUCKET_ROUNDS`` greedy rounds), and the learned deviations as index entries
+(see :func:`fit_entry`). The simulator plays it exactly as ``blackjack-evaluate`` does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from blackjack_env import count_policy as CP
+from blackjack_env import engine as E
+from blackjack_env.counting import VALUE_WEIGHTS, CountingStrategy, CountingSystem, IndexEntry
+from blackjack_env.rules import Rules
+from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, table_cell, up_label
+from blackjack_env.table import EVERY_SEAT, POLICY_TABLE, play_until
+
+from .tabular import MAX_DECISIONS, _epsilon_greedy, _greedy
+
+STATS_FILE = "count_table.npz"
+STRATEGY_FILE = "counting-strategy.json"
+KIND = "count-table"
+#: Pseudo-rounds of the count-pooled value a bucket's mean is shrunk toward for the greedy choice.
+PRIOR_WEIGHT = 200.0
+#: Greedy rounds a bucket needs before its learned value sets its bet (else the smallest bet).
+MIN_BUCKET_ROUNDS = 1000
+#: Standard errors by which a learned deviation must beat basic strategy's answer to be exported
+#: (high: each of about a thousand questions is tried at every threshold, both ways).
+Z_EXPORT = 4.0
+#: The least variance a return is assumed to have (a round's result varies by about 1.3 units^2).
+VAR_FLOOR = 1.0
+#: Hi-Lo's tags' per-card standard deviation: the unit of the bucket widths.
+_HILO_SD = math.sqrt(10.0 / 13.0)
+# statistics per entry: summed weight, weighted return, weighted squared return
+W, WR, WRR = 0, 1, 2
+# chunk totals: rounds, summed learner-seat results, learner decisions
+T_ROUNDS, T_SUM, T_DECISIONS = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    """Count buckets: bucket i (0 < i < n - 1) holds counts in [lo + i w, lo + (i + 1) w); the
+    first and last also hold everything below and above."""
+
+    lo: float
+    width: float
+    n: int
+
+    def edge(self, i: int) -> float:
+        """The lower edge of bucket i (i >= 1), computed as the kernel computes it."""
+        return self.lo + i * self.width
+
+    def array(self) -> np.ndarray:
+        return np.array([self.lo, self.width, float(self.n)])
+
+
+def tag_sd(system: CountingSystem) -> float:
+    """The standard deviation of the system's tag over one card of a full deck."""
+    tags = np.asarray(system.tags)
+    w = VALUE_WEIGHTS / VALUE_WEIGHTS.sum()
+    mean = float(w @ tags)
+    return math.sqrt(max(float(w @ (tags * tags)) - mean * mean, 0.0))
+
+
+def bucket_spec(system: CountingSystem, rules: Rules) -> BucketSpec:
+    """The bucket rule of the module docstring, for this system, deck count and penetration."""
+    cards = 52 * rules.decks
+    seen = rules.penetration * cards
+    sd = tag_sd(system)
+    # the running count's spread after the cut card's worth of cards, drawn without replacement
+    sd_running = sd * math.sqrt(seen * (cards - seen) / (cards - 1))
+    if system.balanced:
+        width = sd / _HILO_SD
+        spread = sd_running * 52.0 / max(cards - seen, 1.0)  # the true count's, at the cut card
+        half = max(2, math.ceil(2.0 * spread / width))
+        return BucketSpec(-half * width, width, 2 * half)
+    width = sd / _HILO_SD * rules.decks * (1.0 - rules.penetration / 2.0)
+    start = system.initial_running_count(rules.decks)
+    drift = seen * system.deck_sum() / 52.0  # where the running count ends on average
+    low = min(start, start + drift) - 2.0 * sd_running
+    high = max(start, start + drift) + 2.0 * sd_running
+    below = math.ceil((start - low) / width)
+    n = max(4, below + math.ceil((high - start) / width))
+    return BucketSpec(start - below * width, width, n)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _bucket(spec, count):
+    """The count's bucket, consistent with a ramp comparing the count to ``lo + i * width``."""
+    lo = spec[0]
+    width = spec[1]
+    n = int(spec[2])
+    b = math.floor((count - lo) / width)
+    if b >= 1 and b < n and count < lo + b * width:
+        b -= 1
+    elif b + 1 < n and b >= 0 and count >= lo + (b + 1) * width:
+        b += 1
+    return min(max(b, 0), n - 1)
+
+
+@njit(cache=True, _nrt=False)
+def _credit(seat, reward, trace, prob, depth, cut, stats, ins_stats):
+    """Weighted importance sampling, newest decision first (see agents.tabular): a decision's
+    weight is 1 / (behaviour's chance) of every greedy choice made after it."""
+    weight = 1.0
+    for d in range(depth - 1, cut - 1, -1):
+        b = trace[seat, d, 0]
+        row = trace[seat, d, 1]
+        col = trace[seat, d, 2]
+        a = trace[seat, d, 3]
+        if row < 0:
+            ins_stats[b, col, a, W] += weight
+            ins_stats[b, col, a, WR] += weight * reward
+            ins_stats[b, col, a, WRR] += weight * reward * reward
+        else:
+            stats[b, row, col, a, W] += weight
+            stats[b, row, col, a, WR] += weight * reward
+            stats[b, row, col, a, WRR] += weight * reward * reward
+        weight /= prob[seat, d]
+    return weight
+
+
+@njit(cache=True, _nrt=False)
+def _learn_chunk(
+    rv, params, spec, q, tried, q_ins, tried_ins, stats, ins_stats, pre_stats, totals, words, n_rounds,
+    seats, seat, epsilon, kinds, actions, insurance, work, at_table,
+):  # fmt: skip
+    """Play ``n_rounds`` rounds of a fresh shoe, the learner in ``seat`` (-1: every seat) greedy
+    in ``q``/``q_ins`` (frozen; ``tried`` says which actions have data) with epsilon exploration;
+    add the chunk's statistics to the (zeroed) stats, ins_stats, pre_stats and totals."""
+    st, hands, shoe, res, mask, prngs, prng, trace, prob, depth, cut, explored, weight, ins_mask = work
+    st[:] = 0
+    hands[:, :] = 0
+    E.set_seats(st, seats)
+    E.load_rules(st, rv)
+    E.fresh_shoe(st, shoe, int(rv[E.R_DECKS]), words)
+    for k in range(4):
+        prng[k] = words[4 + k]
+        prngs[0, k] = words[8 + k]
+    for s in range(E.MAX_SEATS):
+        st[E.seat_slot(s, E.SEAT_POLICY)] = 0  # the other seats: the table policy given
+    stop = EVERY_SEAT if seat < 0 else seat
+    for _ in range(n_rounds):
+        due = E.shuffle_due(st)
+        count = params[CP.PC_INITIAL] if due else CP.true_count(params, st)
+        b0 = _bucket(spec, count)
+        for s in range(seats):
+            depth[s] = 0
+            cut[s] = 0
+            explored[s] = 0
+        play_until(st, hands, shoe, rv, res, -1, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+        while st[E.S_PHASE] != E.P_OVER:
+            if st[E.S_PHASE] == E.P_SETTLE:  # nothing to decide: STAND settles the round
+                play_until(
+                    st, hands, shoe, rv, res, E.STAND, stop, kinds, actions, insurance, mask, prngs, None, at_table
+                )
+                continue
+            s = E.acting_seat(st, at_table)
+            b = _bucket(spec, CP.true_count(params, st))
+            d = depth[s]
+            action = E.STAND
+            if st[E.S_PHASE] == E.P_INSURANCE:
+                cell = st[E.S_NATURAL]
+                best = _greedy(q_ins[b, cell], tried_ins[b, cell], ins_mask, 2)
+                choice, p_best = _epsilon_greedy(prng, epsilon, best, ins_mask, 2)
+                action = E.INSURANCE if choice == 1 else E.NO_INSURANCE
+                trace[s, d, 1] = -1
+                trace[s, d, 2] = cell
+            else:
+                E.legal_mask(st, hands, mask)
+                row, col, _ = table_cell(st, hands)
+                best = _greedy(q[b, row, col], tried[b, row, col], mask, N_PLAY)
+                choice, p_best = _epsilon_greedy(prng, epsilon, best, mask, N_PLAY)
+                action = choice
+                trace[s, d, 1] = row
+                trace[s, d, 2] = col
+            trace[s, d, 0] = b
+            trace[s, d, 3] = choice
+            prob[s, d] = p_best
+            if choice != best:
+                cut[s] = d
+                explored[s] = 1
+            depth[s] = d + 1
+            totals[T_DECISIONS] += 1
+            play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+        for s in range(seats):
+            if seat >= 0 and s != seat:
+                continue
+            reward = res[s * E.RES_SIZE + E.RES_REWARD]
+            totals[T_SUM] += reward
+            weight[s] = _credit(s, reward, trace, prob, depth[s], cut[s], stats, ins_stats)
+            if explored[s] == 0:  # every choice greedy: a sample of the greedy policy's round
+                w = weight[s]
+                pre_stats[b0, W] += w
+                pre_stats[b0, WR] += w * reward
+                pre_stats[b0, WRR] += w * reward * reward
+        totals[T_ROUNDS] += 1
+
+
+def _means(stats: np.ndarray) -> np.ndarray:
+    """Weighted means of a statistics array (0 where there is no weight)."""
+    w = stats[..., W]
+    return np.divide(stats[..., WR], w, out=np.zeros_like(w), where=w > 0)
+
+
+def _stderrs(stats: np.ndarray) -> np.ndarray:
+    """Standard errors of the weighted means (the summed weight taken as the sample size; inf
+    below two; the variance at least VAR_FLOOR, so a few equal returns are not taken as certain)."""
+    w = stats[..., W]
+    mean = _means(stats)
+    second = np.divide(stats[..., WRR], w, out=np.zeros_like(w), where=w > 0)
+    var = np.maximum(second - mean * mean, VAR_FLOOR)
+    return np.where(w >= 2, np.sqrt(var / np.maximum(w - 1, 1)), np.inf)
+
+
+def shrunk_values(stats: np.ndarray) -> np.ndarray:
+    """Each bucket's mean shrunk toward the mean pooled over buckets (axis 0) by PRIOR_WEIGHT."""
+    pooled = stats.sum(axis=0, keepdims=True)
+    prior = _means(pooled)
+    return (stats[..., WR] + PRIOR_WEIGHT * prior) / (stats[..., W] + PRIOR_WEIGHT)
+
+
+def parse_bets(text: str) -> tuple[float, ...]:
+    """--bets "1,2,4,8": increasing, >= 0 (0 sits a round out), the largest > 0."""
+    try:
+        bets = tuple(float(b) for b in text.split(","))
+    except ValueError:
+        raise ValueError(f"--bets must be increasing numbers such as 1,2,4,8, got {text!r}") from None
+    if any(not math.isfinite(b) or b < 0 for b in bets):
+        raise ValueError(f"--bets must be >= 0 (0 sits a round out), got {text!r}")
+    if any(b2 <= b1 for b1, b2 in itertools.pairwise(bets)):
+        raise ValueError(f"--bets must increase, such as 1,2,4,8, got {text!r}")
+    if bets[-1] <= 0:
+        raise ValueError(f"--bets needs a bet above 0, got {text!r}")
+    return bets
+
+
+def spread_bets(text: str) -> tuple[float, ...]:
+    """--spread "1-8" as bets: the minimum, then doubling up to the maximum (1-8: 1, 2, 4, 8)."""
+    parts = text.split("-")
+    try:
+        low, high = (float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"--spread must be MIN-MAX such as 1-8, got {text!r}") from None
+    if not 0 < low <= high or not math.isfinite(high):
+        raise ValueError(f"--spread must be MIN-MAX with 0 < MIN <= MAX, got {text!r}")
+    bets = [low]
+    while bets[-1] * 2 < high:
+        bets.append(bets[-1] * 2)
+    if bets[-1] != high:
+        bets.append(high)
+    return tuple(bets)
+
+
+@dataclass
+class Deviation:
+    """A learned index entry with the gain it was learned with (EV per 100 rounds over basic
+    strategy's answer, and its standard error)."""
+
+    entry: IndexEntry
+    gain_per_100: float
+    stderr_per_100: float
+
+
+def fit_entry(
+    gains: np.ndarray, stderrs: np.ndarray, freq: np.ndarray, basic_yes: bool, spec: BucketSpec
+) -> tuple[int, str, float, float] | None:
+    """The best single-threshold answer to one question from learned per-bucket gains of "yes"
+    over "no" (``gains``, with ``stderrs``; ``freq``: the question's decisions per round in each
+    bucket): "yes" at or above bucket k, or below it, for k = 1..n-1. Returned as (k, when, gain,
+    stderr) per round over basic strategy's fixed answer, when it beats that answer by Z_EXPORT
+    standard errors; else None. Buckets without data count as no gain."""
+    g = np.where(np.isfinite(stderrs), gains, 0.0) * freq
+    v = np.where(np.isfinite(stderrs), stderrs, 0.0) ** 2 * freq**2
+    basic = np.full(len(g), basic_yes)
+    best: tuple[int, str, float, float] | None = None
+    for k in range(1, spec.n):
+        for when in ("at_or_above", "below"):
+            yes = np.arange(spec.n) >= k if when == "at_or_above" else np.arange(spec.n) < k
+            differ = yes != basic
+            if not differ.any() or differ.all():
+                continue
+            sign = np.where(yes, 1.0, -1.0)
+            gain = float((g * sign)[differ].sum())
+            err = math.sqrt(float(v[differ].sum()))
+            if gain > Z_EXPORT * err and (best is None or gain > best[2]):
+                best = (k, when, gain, err)
+    return best
+
+
+# the questions of a cell in the casino's order: (question letter, action code)
+_QUESTIONS = (("R", E.SURRENDER), ("P", E.SPLIT), ("D", E.DOUBLE), ("S", E.STAND))
+
+
+class CountTableAgent:
+    """The count-table learner (module docstring) for ``rules`` (a shoe with a cut card).
+
+    Args:
+        rules: the game.
+        system: the counting system (a built-in name or a CountingSystem).
+        bets: the allowed bets, increasing (0 sits a round out: needs seats >= 2).
+        seats, seat: the table, and the learner's seat (-1: every seat, one shared policy).
+        epsilon: the chance of a uniformly random legal action at each decision while learning.
+        seed: fixes every card and exploration draw of the run.
+        chunk_rounds: rounds per seeded chunk (its policy is frozen; checkpoints fall between chunks).
+    """
+
+    kind = KIND
+
+    def __init__(
+        self,
+        rules: Rules | str | Mapping[str, Any],
+        system: CountingSystem,
+        bets: Sequence[float] = (1.0,),
+        seats: int = 1,
+        seat: int = 0,
+        epsilon: float = 0.1,
+        seed: int = 0,
+        chunk_rounds: int = 1 << 16,
+    ) -> None:
+        self.rules = Rules.coerce(rules)
+        if self.rules.infinite or self.rules.penetration <= 0:
+            raise ValueError(
+                "the shoe game needs a shoe dealt to a cut card; these rules shuffle every round "
+                "(set penetration, e.g. --set penetration=0.75)"
+            )
+        if not 1 <= seats <= E.MAX_SEATS:
+            raise ValueError(f"--seats must be 1..{E.MAX_SEATS}, got {seats}")
+        if not -1 <= seat < seats:
+            raise ValueError(f"--seat must be 0..{seats - 1} or all, got {seat}")
+        self.bets = tuple(float(b) for b in bets)
+        if self.bets[0] == 0 and (seats < 2 or seat < 0):
+            raise ValueError(
+                "a bet of 0 sits a round out, which needs other players at the table: "
+                "use --seats >= 2 with one --seat (with --seat all nobody else plays)"
+            )
+        if not 0.0 < epsilon < 1.0:
+            raise ValueError(f"--epsilon must be in (0, 1), got {epsilon}")
+        if chunk_rounds < 1:
+            raise ValueError(f"chunk_rounds must be >= 1, got {chunk_rounds}")
+        self.system = system
+        self.seats, self.seat = int(seats), int(seat)
+        self.epsilon = float(epsilon)
+        self.seed = int(seed)
+        self.chunk_rounds = int(chunk_rounds)
+        self.spec = bucket_spec(system, self.rules)
+        n = self.spec.n
+        self.stats = np.zeros((n, N_ROWS, N_UP, N_PLAY, 3))
+        self.ins_stats = np.zeros((n, 2, 2, 3))
+        self.pre_stats = np.zeros((n, 3))
+        self.rounds = 0
+        self.chunks = 0
+        self.decisions = 0
+        self.params = CP.policy_params(CountingStrategy(system, name=system.name), self.rules)
+        self._basic: StrategyTable | None = None
+
+    # ----------------------------------------------------------------- learning
+    def _work(self) -> tuple[Any, ...]:
+        n = max(self.seats, 1)
+        return (
+            np.zeros(E.ST_SIZE, np.int64),
+            E.new_hands(self.seats),
+            E.new_shoe(self.rules.decks),
+            E.new_res(self.seats),
+            np.zeros(E.N_ACTIONS, np.bool_),
+            np.zeros((1, 4), np.int64),
+            np.zeros(4, np.int64),
+            np.zeros((n, MAX_DECISIONS, 4), np.int64),
+            np.zeros((n, MAX_DECISIONS), np.float64),
+            np.zeros(n, np.int64),
+            np.zeros(n, np.int64),
+            np.zeros(n, np.int64),
+            np.zeros(n, np.float64),
+            np.ones(2, np.bool_),
+        )
+
+    def chunk_inputs(self, index: int) -> tuple[np.ndarray, ...]:
+        """What chunk ``index`` plays with: its seed words and the frozen greedy values."""
+        words = E.seed_words(np.random.SeedSequence([self.seed, index]), 3)
+        return (
+            words,
+            shrunk_values(self.stats),
+            (self.stats[..., W].sum(axis=0, keepdims=True) > 0).repeat(self.spec.n, axis=0),
+            shrunk_values(self.ins_stats),
+            (self.ins_stats[..., W].sum(axis=0, keepdims=True) > 0).repeat(self.spec.n, axis=0),
+        )
+
+    def play_chunk(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        """One chunk's statistics (stats, ins_stats, pre_stats, totals) from its inputs."""
+        words, q, tried, q_ins, tried_ins = inputs
+        out = (np.zeros_like(self.stats), np.zeros_like(self.ins_stats), np.zeros_like(self.pre_stats), np.zeros(3))
+        others = self.basic_table()
+        _learn_chunk(
+            self.rules.to_array(),
+            self.params,
+            self.spec.array(),
+            q,
+            tried,
+            q_ins,
+            tried_ins,
+            *out,
+            words,
+            self.chunk_rounds,
+            self.seats,
+            self.seat,
+            self.epsilon,
+            np.array([POLICY_TABLE], np.int64),
+            others.actions[None].copy(),
+            others.insurance[None].copy(),
+            self._work(),
+            E.table_kind(self.seats),
+        )
+        return out
+
+    def merge(self, chunk: tuple[np.ndarray, ...]) -> tuple[int, float]:
+        """Add a chunk's statistics (in chunk order); returns its (rounds, mean learner result)."""
+        stats, ins_stats, pre_stats, totals = chunk
+        self.stats += stats
+        self.ins_stats += ins_stats
+        self.pre_stats += pre_stats
+        self.rounds += int(totals[T_ROUNDS])
+        self.decisions += int(totals[T_DECISIONS])
+        self.chunks += 1
+        seats = self.seats if self.seat < 0 else 1
+        return int(totals[T_ROUNDS]), float(totals[T_SUM] / max(totals[T_ROUNDS] * seats, 1))
+
+    def learn_chunk(self) -> tuple[int, float]:
+        """Play and merge the next chunk."""
+        return self.merge(self.play_chunk(self.chunk_inputs(self.chunks)))
+
+    # ----------------------------------------------------------------- export
+    def basic_table(self) -> StrategyTable:
+        """The rules' basic strategy: the other seats' play, and the counting format's answer to
+        a question without an entry (never the learner's own starting point)."""
+        if self._basic is None:
+            from blackjack_env.solver import solve
+
+            self._basic = solve(self.rules).table
+        return self._basic
+
+    def round_values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per bucket: the learned value per unit bet of the greedy policy's round, its standard
+        error, and the greedy rounds behind it."""
+        return _means(self.pre_stats), _stderrs(self.pre_stats), self.pre_stats[:, W]
+
+    def bucket_bets(self) -> list[float]:
+        """The EV-maximising bet per bucket (module docstring)."""
+        values, _, weight = self.round_values()
+        out = []
+        for v, n in zip(values, weight, strict=True):
+            if n < MIN_BUCKET_ROUNDS:
+                out.append(self.bets[0] if self.bets[0] > 0 else self.bets[1])
+            else:
+                out.append(max(self.bets, key=lambda b, v=v: (b * v, -b)))
+        return out
+
+    def ramp(self) -> list[tuple[float, float]]:
+        """The bets as a counting ramp: a pair at each bucket edge where the bet changes."""
+        bets = self.bucket_bets()
+        pairs = [(self.spec.lo, bets[0])]
+        for i in range(1, self.spec.n):
+            if bets[i] != pairs[-1][1]:
+                pairs.append((self.spec.edge(i), bets[i]))
+        return pairs
+
+    def deviations(self) -> list[Deviation]:
+        """The learned count-dependent answers that beat basic strategy's (fit_entry), by cell."""
+        basic = self.basic_table()
+        rounds = max(self.rounds * (self.seats if self.seat < 0 else 1), 1)
+        means, errs = _means(self.stats), _stderrs(self.stats)
+        weights = self.stats[..., W]
+        found: list[Deviation] = []
+        for row in range(N_ROWS):
+            pair = row >= PAIR_BASE
+            for col in range(N_UP):
+                if weights[:, row, col].sum() == 0:
+                    continue
+                allowed = {E.STAND, E.HIT, E.DOUBLE} | ({E.SPLIT} if pair else set())
+                allowed |= {E.SURRENDER} if self.rules.surrender == "late" else set()
+                order = [int(a) for a in basic.actions[row, col]]
+                for letter, action in _QUESTIONS:
+                    if action not in allowed:
+                        continue
+                    basic_yes = next(a for a in order if a in allowed) == action
+                    allowed.discard(action)
+                    if pair and letter not in ("R", "P"):
+                        continue  # a pair's cell answers only split and surrender
+                    rest = sorted(allowed)
+                    if not rest:
+                        continue
+                    # "no" plays the learned best of the actions left (per bucket)
+                    rest_means = means[:, row, col][:, rest]
+                    pick = np.argmax(np.where(weights[:, row, col][:, rest] > 0, rest_means, -np.inf), axis=1)
+                    no_mean = rest_means[np.arange(self.spec.n), pick]
+                    no_err = errs[:, row, col][:, rest][np.arange(self.spec.n), pick]
+                    gains = means[:, row, col, action] - no_mean
+                    stderrs = np.hypot(errs[:, row, col, action], no_err)
+                    freq = weights[:, row, col].sum(axis=1) / rounds  # the cell's decisions per round
+                    fit = fit_entry(gains, stderrs, freq, basic_yes, self.spec)
+                    if fit is None:
+                        continue
+                    k, when, gain, err = fit
+                    section, key = row_label(row)
+                    hand = {"hard": "hard", "soft": "soft", "pairs": "pair"}[section] + " " + key
+                    entry = IndexEntry.from_dict(
+                        {
+                            "hand": hand,
+                            "up": up_label(col + 1),
+                            "index": self.spec.edge(k),
+                            "action": letter,
+                            "when": when,
+                        },
+                        "learned",
+                    )
+                    found.append(Deviation(entry, 100 * gain, 100 * err))
+        ins = self._insurance_deviation(rounds)
+        return ([ins] if ins else []) + found
+
+    def _insurance_deviation(self, rounds: int) -> Deviation | None:
+        """Insurance (and even money) by one entry: the gain of taking it, pooled over holding a
+        natural or not by how often each was asked."""
+        means, errs = _means(self.ins_stats), _stderrs(self.ins_stats)
+        asked = self.ins_stats[..., W].sum(axis=2)  # [bucket, natural]
+        share = np.divide(asked, asked.sum(axis=1, keepdims=True), out=np.zeros_like(asked), where=asked > 0)
+        known = np.isfinite(errs).all(axis=2)
+        diff = np.where(known, means[..., 1] - means[..., 0], 0.0)
+        var = np.where(known, errs[..., 1] ** 2 + errs[..., 0] ** 2, 0.0)
+        gains = (share * diff).sum(axis=1)
+        stderrs = np.sqrt((share**2 * var).sum(axis=1))
+        stderrs = np.where(known.any(axis=1), stderrs, np.inf)
+        basic_yes = bool(self.basic_table().insurance[0])
+        fit = fit_entry(gains, stderrs, asked.sum(axis=1) / rounds, basic_yes, self.spec)
+        if fit is None:
+            return None
+        k, when, gain_k, err = fit
+        entry = IndexEntry.from_dict({"hand": "insurance", "index": self.spec.edge(k), "when": when}, "learned")
+        return Deviation(entry, 100 * gain_k, 100 * err)
+
+    def to_strategy(self, name: str = "learned") -> CountingStrategy:
+        """The learned counting strategy (ramp and deviations)."""
+        return CountingStrategy(
+            self.system, ramp=tuple(self.ramp()), indices=tuple(d.entry for d in self.deviations()), name=name
+        )
+
+    def strategy_dict(self, name: str = "learned") -> dict[str, Any]:
+        """The counting JSON, each entry with its learned gain, and how it was learned ("about")."""
+        deviations = self.deviations()
+        strategy = CountingStrategy(
+            self.system, ramp=tuple(self.ramp()), indices=tuple(d.entry for d in deviations), name=name
+        )
+        data = strategy.to_dict()
+        for item, d in zip(data["indices"], deviations, strict=True):
+            item["gain_per_100"] = round(d.gain_per_100, 6)
+            item["source"] = "learned"
+        data["about"] = (
+            f"count-table learner: {self.rounds} rounds, {self.system.name} buckets of width "
+            f"{self.spec.width:g} from {self.spec.lo:g}; ramp = the allowed bet maximising bet x learned "
+            "round value per bucket; entries = learned answers beating basic strategy's by "
+            f"{Z_EXPORT:g} standard errors (gain_per_100 as learned)"
+        )
+        return data
+
+    # ----------------------------------------------------------------- files
+    def save(self, path: str | Path) -> None:
+        """agent.json, the counting strategy (STRATEGY_FILE) and the statistics (atomically)."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        manifest = {
+            "kind": KIND,
+            "rules": self.rules.to_dict(),
+            "system": CountingStrategy(self.system).to_dict()["system"],
+            "bets": list(self.bets),
+            "seats": self.seats,
+            "seat": self.seat,
+            "epsilon": self.epsilon,
+            "seed": self.seed,
+            "chunk_rounds": self.chunk_rounds,
+            "strategy": STRATEGY_FILE,
+        }
+        tmp = path / (STATS_FILE + ".tmp.npz")
+        np.savez(
+            tmp,
+            stats=self.stats,
+            ins_stats=self.ins_stats,
+            pre_stats=self.pre_stats,
+            counters=np.array([self.rounds, self.chunks, self.decisions], np.int64),
+        )
+        tmp.replace(path / STATS_FILE)
+        _write_json(path / STRATEGY_FILE, self.strategy_dict())
+        _write_json(path / "agent.json", manifest)
+
+    @classmethod
+    def load(cls, path: str | Path) -> CountTableAgent:
+        from blackjack_env.counting import parse_system
+
+        manifest = json.loads((Path(path) / "agent.json").read_text())
+        agent = cls(
+            Rules.from_dict(manifest["rules"]),
+            parse_system(manifest["system"]),
+            bets=manifest["bets"],
+            seats=manifest["seats"],
+            seat=manifest["seat"],
+            epsilon=manifest["epsilon"],
+            seed=manifest["seed"],
+            chunk_rounds=manifest["chunk_rounds"],
+        )
+        with np.load(Path(path) / STATS_FILE) as data:
+            agent.stats[:] = data["stats"]
+            agent.ins_stats[:] = data["ins_stats"]
+            agent.pre_stats[:] = data["pre_stats"]
+            agent.rounds, agent.chunks, agent.decisions = (int(x) for x in data["counters"])
+        return agent
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    tmp.replace(path)

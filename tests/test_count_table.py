@@ -1,0 +1,134 @@
+"""The count-table learner (``blackjack-train --env shoe``): it learns to bet and play with the count,
+its chunks merge exactly (resume = uninterrupted, same seed = same run), its export plays in
+``blackjack-evaluate`` exactly as the learner's own strategy, and bad input is one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from blackjack_env.agents.count_table import CountTableAgent, bucket_spec, parse_bets, spread_bets
+from blackjack_env.counting import CountingStrategy, system
+from blackjack_env.evaluate.runner import simulate
+from blackjack_env.rules import Rules
+from blackjack_env.simulate import Policy
+from blackjack_env.train.cli import main as train_main
+
+RULES = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
+
+
+@pytest.fixture(scope="module")
+def learned() -> CountTableAgent:
+    """Three million rounds of Hi-Lo buckets in one seat: a few seconds once compiled."""
+    agent = CountTableAgent(RULES, system("hilo"), bets=(1, 2, 4, 8), seed=3, chunk_rounds=1 << 18)
+    while agent.rounds < 3_000_000:
+        agent.learn_chunk()
+    return agent
+
+
+def test_bucket_rule_hilo_is_whole_true_counts() -> None:
+    spec = bucket_spec(system("hilo"), RULES)
+    assert spec.width == 1.0 and spec.lo == -spec.n / 2 and float(spec.lo).is_integer()
+    wide = bucket_spec(system("hiopt2"), RULES)  # tags of 2: a wider true count, wider buckets
+    assert wide.width > 1.5
+    deeper = bucket_spec(system("hilo"), RULES.with_settings(["penetration=0.9"]))
+    assert deeper.n > spec.n  # the true count spreads further with deeper play
+
+
+def test_learns_to_bet_with_the_count(learned: CountTableAgent) -> None:
+    values, stderrs, _ = learned.round_values()
+    spec = learned.spec
+    low, high = spec.n // 2 - 4, spec.n // 2 + 4  # true counts -4 and +4
+    assert values[high] - values[low] > 4 * np.hypot(stderrs[high], stderrs[low])
+    bets = learned.bucket_bets()
+    assert bets[low] == 1.0 and bets[high] == 8.0
+    ramp = learned.ramp()
+    assert ramp[0][1] == 1.0 and ramp[-1][1] == 8.0 and 0.0 <= ramp[-1][0] <= 4.0
+
+
+def test_learns_insurance_by_the_count(learned: CountTableAgent) -> None:
+    """Insurance is the count's largest play gain (index about +3 for Hi-Lo): learned from nothing."""
+    entries = {e.hand: e for e in learned.to_strategy().indices}
+    insurance = entries["insurance"]
+    assert insurance.when == "at_or_above" and 0.0 <= insurance.index <= 5.0
+
+
+def test_resume_equals_uninterrupted_and_same_seed_same_run(tmp_path: Path) -> None:
+    def fresh() -> CountTableAgent:
+        return CountTableAgent(RULES, system("hilo"), seed=7, chunk_rounds=1 << 14)
+
+    whole = fresh()
+    for _ in range(4):
+        whole.learn_chunk()
+    half = fresh()
+    for _ in range(2):
+        half.learn_chunk()
+    half.save(tmp_path)
+    resumed = CountTableAgent.load(tmp_path)
+    for _ in range(2):
+        resumed.learn_chunk()
+    for name in ("stats", "ins_stats", "pre_stats"):
+        assert np.array_equal(getattr(whole, name), getattr(resumed, name))
+    assert (whole.rounds, whole.chunks, whole.decisions) == (resumed.rounds, resumed.chunks, resumed.decisions)
+    again = fresh()
+    again.learn_chunk()
+    other_seed = CountTableAgent(RULES, system("hilo"), seed=8, chunk_rounds=1 << 14)
+    other_seed.learn_chunk()
+    first = fresh()
+    first.learn_chunk()
+    assert np.array_equal(again.stats, first.stats)
+    assert not np.array_equal(other_seed.stats, first.stats)
+
+
+def test_export_plays_in_evaluate_exactly(learned: CountTableAgent, tmp_path: Path, capsys) -> None:
+    from blackjack_env.evaluate.cli import main as evaluate_main
+
+    learned.save(tmp_path)
+    saved = CountingStrategy.load(tmp_path / "counting-strategy.json")
+    assert saved.ramp == learned.to_strategy().ramp
+    assert saved.indices == learned.to_strategy().indices
+    policy = Policy.from_counting(learned.to_strategy(), RULES, learned.basic_table())
+    own = simulate(RULES, policy, 200_000, seed=11).result
+    argv = ["--policy", str(tmp_path), "--set", "penetration=0.75", "--rounds", "2e5", "--seed", "11", "--json"]
+    assert evaluate_main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["ev"] == pytest.approx(own.ev(), abs=1e-12)
+    assert summary["avg_bet"] == pytest.approx(own.avg_bet(), abs=1e-12)
+    assert summary["avg_bet"] > 1.0  # its ramp played
+
+
+def test_bets_parsing() -> None:
+    assert parse_bets("1,2,4,8") == (1.0, 2.0, 4.0, 8.0)
+    assert spread_bets("1-8") == (1.0, 2.0, 4.0, 8.0)
+    assert spread_bets("1-12") == (1.0, 2.0, 4.0, 8.0, 12.0)
+    for bad in ("1,1,2", "4,2", "x", "-1,2", "0"):
+        with pytest.raises(ValueError):
+            parse_bets(bad)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--system", "nosuch", "--set", "penetration=0.75"], "unknown counting system 'nosuch'"),
+        ([], "cut card"),
+        (["--bets", "1,4,2", "--set", "penetration=0.75"], "--bets must increase"),
+        (["--bets", "0,1,2", "--seats", "3", "--seat", "all", "--set", "penetration=0.75"], "other players"),
+        (["--bets", "0,1,2", "--set", "penetration=0.75"], "other players"),
+        (["--seats", "3", "--seat", "3", "--set", "penetration=0.75"], "--seat must be 0..2"),
+        (["--algo", "ppo", "--set", "penetration=0.75"], "not built yet"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, capsys, argv: list[str], says: str) -> None:
+    out = tmp_path / "run"
+    assert train_main(["--env", "shoe", *argv, "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err, err
+    assert not out.exists()
+
+
+def test_shoe_options_need_env_shoe(tmp_path: Path, capsys) -> None:
+    assert train_main(["--system", "hilo", "--out", str(tmp_path / "r")]) == 2
+    assert "only with --env shoe" in capsys.readouterr().err

@@ -1,0 +1,215 @@
+"""``blackjack-train --env shoe``: the count-table learner's run, its checks and its evaluation.
+
+Every ``--eval-every`` rounds the learned counting strategy (as exported: ramp and index entries,
+played by the compiled simulator exactly as ``blackjack-evaluate --policy RUN_DIR`` plays it) is
+simulated on identical shoes with
+
+* Hi-Lo I18 + Fab 4 with the EV-maximising use of the same bets: the smallest bet at a whole true
+  count where its EV per unit bet is negative, the largest where it is positive, the counts' EVs
+  taken from a separate flat-bet run of ``eval_rounds`` (seed + 2), so the bets are chosen on one
+  run and scored on another;
+* basic strategy at a flat bet of 1;
+
+and, at a flat bet of 1 (the ramp set aside), the learned strategy against basic strategy on
+identical shoes (the gain from playing the count). Gains are per round, learned minus the other,
+with 95% intervals.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from blackjack_env.counting import CountingSystem, built_in_strategy, parse_system
+from blackjack_env.evaluate.runner import simulate
+from blackjack_env.rules import Rules
+from blackjack_env.simulate import Z95, Policy, Table
+
+SHOE_COLUMNS = (
+    "step",
+    "ev",
+    "ev_hilo",
+    "ev_basic",
+    "gain_vs_hilo",
+    "gain_vs_hilo_low",
+    "gain_vs_hilo_high",
+    "gain_vs_basic",
+    "gain_vs_basic_low",
+    "gain_vs_basic_high",
+    "flat_gain",
+    "flat_gain_low",
+    "flat_gain_high",
+    "flat_gain_hilo",
+    "deviations",
+    "max_bet_from",
+    "wall_s",
+)
+#: Rounds a whole true count needs in the calibration run before Hi-Lo bets more than the minimum there.
+MIN_CALIBRATION_ROUNDS = 1000
+
+
+def load_system(spec: str) -> CountingSystem:
+    """--system: a built-in name, or a JSON file holding a system ({"tags": ..., "balanced": ...})
+    or a counting strategy (its system is taken)."""
+    path = Path(spec)
+    if path.suffix != ".json":
+        return parse_system(spec)
+    try:
+        data = json.loads(path.read_text())
+    except OSError as error:
+        raise ValueError(f"--system {spec!r}: cannot read it ({error.strerror})") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--system {spec!r}: not JSON ({error})") from None
+    try:
+        return parse_system(data["system"] if isinstance(data, dict) and "system" in data else data)
+    except ValueError as error:
+        raise ValueError(f"--system {spec!r}: {error}") from None
+
+
+def bets_of(bets: str, spread: str) -> tuple[float, ...]:
+    """The allowed bets from --bets or --spread (not both); default 1, 2, 4, 8."""
+    from blackjack_env.agents.count_table import parse_bets, spread_bets
+
+    if bets and spread:
+        raise ValueError("give --bets or --spread, not both")
+    if spread:
+        return spread_bets(spread)
+    return parse_bets(bets or "1,2,4,8")
+
+
+def seat_of(text: str, seats: int) -> int:
+    """--seat K (0..seats-1) or all (-1)."""
+    if text == "all":
+        return -1
+    try:
+        seat = int(text)
+    except ValueError:
+        raise ValueError(f"--seat must be 0..{seats - 1} or all, got {text!r}") from None
+    if not 0 <= seat < seats:
+        raise ValueError(f"--seat must be 0..{seats - 1} (seat 0 is dealt first) or all, got {text!r}")
+    return seat
+
+
+def ev_max_ramp(by_count: list[dict[str, Any]], bets: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
+    """The EV-maximising ramp over ``bets`` from a flat-bet run's EV per unit bet by whole true count."""
+    low = bets[0]
+    pairs: list[tuple[float, float]] = [(float(by_count[0]["true_count"]), low)]
+    for row in by_count[1:]:
+        ev = row["ev_per_unit_bet"]
+        bet = bets[-1] if row["rounds_played"] >= MIN_CALIBRATION_ROUNDS and ev > 0 else low
+        if bet != pairs[-1][1]:
+            pairs.append((float(row["true_count"]), bet))
+    return tuple(pairs)
+
+
+class CountTableTrainer:
+    """The count-table learner's chunks; a chunk is the unit of checkpoints."""
+
+    columns = SHOE_COLUMNS
+
+    def __init__(self, args: Any, rules: Rules, out: Path, resume: bool) -> None:
+        from blackjack_env.agents.count_table import CountTableAgent
+
+        if resume:
+            self.agent = CountTableAgent.load(out)
+        else:
+            self.agent = CountTableAgent(
+                rules,
+                load_system(args.system),
+                bets=bets_of(args.bets, args.spread),
+                seats=args.seats,
+                seat=seat_of(args.seat, args.seats),
+                epsilon=args.epsilon,
+                seed=args.seed,
+                chunk_rounds=args.chunk_steps,
+            )
+        self.rules = rules
+        self.out = out
+        self.eval_rounds = args.eval_rounds
+        self.seed = args.seed
+        self.behaviour_ev = 0.0
+        self._hilo: Policy | None = None
+
+    @property
+    def steps(self) -> int:
+        return self.agent.rounds
+
+    def advance(self, target: int, stop: Any, progress: Any) -> None:
+        while self.agent.rounds < target and not stop():
+            rounds, self.behaviour_ev = self.agent.learn_chunk()
+            progress(rounds)
+
+    def train_scalars(self) -> dict[str, float]:
+        return {"train/behaviour_ev": self.behaviour_ev}
+
+    def save(self, out: Path) -> None:
+        self.agent.save(out)
+
+    def table(self) -> Table:
+        """Where the evaluation plays: the learner's seat (seat 0 for --seat all), basic strategy
+        in the others."""
+        agent = self.agent
+        basic = Policy.from_table(agent.basic_table())
+        return Table(agent.seats, max(agent.seat, 0), basic if agent.seats > 1 else None)
+
+    def hilo_policy(self) -> Policy:
+        """Hi-Lo I18 + Fab 4 with the EV-maximising use of the bets (module docstring), computed once."""
+        if self._hilo is None:
+            strategy = built_in_strategy("hilo-i18-fab4", self.rules.hit_soft_17)
+            basic = self.agent.basic_table()
+            flat = Policy.from_counting(strategy, self.rules, basic)
+            run = simulate(self.rules, flat, self.eval_rounds, self.seed + 2, table=self.table())
+            by_count = run.result.by_true_count() or []
+            ramped = strategy.with_ramp(ev_max_ramp(by_count, self.agent.bets))
+            self._hilo = Policy.from_counting(ramped, self.rules, basic)
+        return self._hilo
+
+    def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
+        """The paired evaluation of the module docstring (per round, learned minus the other)."""
+        agent = self.agent
+        basic_table = agent.basic_table()
+        basic = Policy.from_table(basic_table)
+        learned_strategy = agent.to_strategy()
+        learned = Policy.from_counting(learned_strategy, self.rules, basic_table)
+        table = self.table()
+        bet_run = simulate(self.rules, learned, rounds, seed, baseline=self.hilo_policy(), others=[basic], table=table)
+        flat_strategy = learned_strategy.with_ramp([(0.0, 1.0)])
+        hilo_flat = built_in_strategy("hilo-i18-fab4", self.rules.hit_soft_17)
+        flat_run = simulate(
+            self.rules,
+            Policy.from_counting(flat_strategy, self.rules, basic_table),
+            rounds,
+            seed,
+            baseline=basic,
+            others=[Policy.from_counting(hilo_flat, self.rules, basic_table)],
+            table=table,
+        )
+        res, flat = bet_run.result, flat_run.result
+        row: dict[str, float] = {"ev": res.ev(0), "ev_hilo": res.ev(1), "ev_basic": res.ev(2)}
+        for name, result, policy in (("gain_vs_hilo", res, 1), ("gain_vs_basic", res, 2), ("flat_gain", flat, 1)):
+            mean, stderr, _ = result.diff(policy)
+            row.update({name: mean, f"{name}_low": mean - Z95 * stderr, f"{name}_high": mean + Z95 * stderr})
+        row["flat_gain_hilo"] = flat.diff(1)[0] - flat.diff(2)[0]
+        row["deviations"] = float(len(learned_strategy.indices))
+        ramp = learned_strategy.ramp
+        top = [count for count, bet in ramp if bet == max(b for _, b in ramp)]
+        row["max_bet_from"] = top[0] if len(ramp) > 1 else math.nan
+        return row
+
+
+def check_shoe_args(args: Any, rules: Rules) -> None:
+    """Everything --env shoe can refuse, before anything is written (one line each)."""
+    from blackjack_env.agents.count_table import CountTableAgent
+
+    if args.algo != "tabular":
+        raise ValueError(f"--env shoe --algo {args.algo} is not built yet; --env shoe takes --algo tabular")
+    if args.reward != "sampled":
+        raise ValueError("--env shoe learns from the dealt results (--reward sampled)")
+    system = load_system(args.system)
+    bets = bets_of(args.bets, args.spread)
+    if not 1 <= args.seats <= 7:
+        raise ValueError(f"--seats must be 1..7, got {args.seats}")
+    seat = seat_of(args.seat, args.seats)
+    CountTableAgent(rules, system, bets, args.seats, seat, args.epsilon, args.seed, args.chunk_steps)
