@@ -150,6 +150,58 @@ def _count_bet(params, policy, count, shoe_id, exited, tc_base):
     return bet, tc_base + bucket * N_TB
 
 
+@njit(cache=True, _nrt=False, forceinline=True)
+def _start_chunk(st, hands, shoe, rngs, exited, rv, words, seats, n_policies):
+    """A chunk's table: the rules, the seats (every other seat plays the table's policy), a fresh
+    seeded shoe (``engine.fresh_shoe``), each evaluated policy's own generator, no exits yet."""
+    st[:] = 0
+    hands[:, :] = 0
+    E.set_seats(st, seats)
+    E.load_rules(st, rv)
+    E.fresh_shoe(st, shoe, int(rv[E.R_DECKS]), words)
+    for s in range(E.MAX_SEATS):
+        st[E.seat_slot(s, E.SEAT_POLICY)] = n_policies  # the other seats' policy
+    for p in range(n_policies):
+        exited[p] = -1
+    for k in range(4):  # element copies: slice copies would need numba's allocator
+        for p in range(n_policies):
+            rngs[p, k] = words[4 * (p + 1) + k]
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _replay(st, shoe, infinite, saved_rng, start, replay_end):
+    """Deal the next policy the round's cards again: an infinite deck's generator state back, or
+    the cards dealt since ``start`` put back in deal order (dealt again up to ``replay_end``)."""
+    if infinite:
+        for k in range(4):
+            st[E.S_RNG + k] = saved_rng[k]
+    else:
+        for i in range(start, st[E.S_SHOE_POS]):
+            st[E.S_COUNTS + shoe[i]] += 1
+        st[E.S_SHOE_POS] = start
+        st[E.S_FIXED_END] = replay_end
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _record_bucket(out, bucket, bet, unit):
+    """A counting policy's round in its true-count bucket: its bet and unit result, or a round sat out."""
+    out[bucket + TB_ROUNDS] += 1
+    if bet > 0.0:
+        out[bucket + TB_BET] += bet
+        out[bucket + TB_UNIT] += unit
+        out[bucket + TB_UNIT_SQ] += unit * unit
+    else:
+        out[bucket + TB_SAT_OUT] += 1
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _record_pair(out, base, diff):
+    """One paired round: the first policy's result minus this policy's, on the same cards."""
+    out[base] += diff
+    out[base + 1] += diff * diff
+    out[base + 2] += 1
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, at_table):
     """The kernel for tables and random play: ``_play_chunk`` with the counting code compiled out
@@ -178,27 +230,11 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
     st, hands, shoe, res, mask, rngs, exited, counts = work
     n_policies = kinds.shape[0] - 1
     diff_base = OUT_STATS + n_policies * N_STATS
-    decks = int(rv[E.R_DECKS])
-    n_cards = 52 * decks
-    st[:] = 0
-    hands[:, :] = 0
-    for i in range(n_cards):
-        shoe[i] = 1 + i % 13  # new_shoe's order
-    E.set_seats(st, seats)
-    E.load_rules(st, rv)
-    st[E.S_SHOE_LEN] = n_cards
-    st[E.S_SHOE_POS] = n_cards
-    for s in range(E.MAX_SEATS):
-        st[E.seat_slot(s, E.SEAT_POLICY)] = n_policies  # the other seats' policy
+    infinite = int(rv[E.R_DECKS]) == 0
+    _start_chunk(st, hands, shoe, rngs, exited, rv, words, seats, n_policies)
     reward_slot = seat * E.RES_SIZE + E.RES_REWARD
     active_slot = E.seat_slot(seat, E.SEAT_ACTIVE)
-    for p in range(n_policies):
-        exited[p] = -1
     saved_rng = rngs[n_policies + 1]
-    for k in range(4):  # element copies: slice copies would need numba's allocator
-        st[E.S_RNG + k] = words[k]
-        for p in range(n_policies):
-            rngs[p, k] = words[4 * (p + 1) + k]
     for _ in range(n_rounds):
         due = E.shuffle_due(st)
         shoe_id = st[E.S_SHUFFLES] + due  # once a round: the first policy's deal does the shuffle
@@ -211,15 +247,8 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
         start = 0
         replay_end = 0
         for p in range(n_policies):
-            if p > 0 and decks == 0:
-                for k in range(4):
-                    st[E.S_RNG + k] = saved_rng[k]
-            elif p > 0 and replay:
-                # put the cards back, in deal order, for this policy to replay
-                for i in range(start, st[E.S_SHOE_POS]):
-                    st[E.S_COUNTS + shoe[i]] += 1
-                st[E.S_SHOE_POS] = start
-                st[E.S_FIXED_END] = replay_end
+            if p > 0 and (infinite or replay):
+                _replay(st, shoe, infinite, saved_rng, start, replay_end)
             st[E.seat_slot(seat, E.SEAT_POLICY)] = p
             bet = 1.0
             bucket = -1
@@ -240,23 +269,14 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
                     out[stats + ST_PLAYED] += 1
                     out[stats + ST_BET] += bet
             if bucket >= 0:  # the round's true-count bucket, in one place after the round
-                out[bucket + TB_ROUNDS] += 1
-                if bet > 0.0:
-                    out[bucket + TB_BET] += bet
-                    out[bucket + TB_UNIT] += unit
-                    out[bucket + TB_UNIT_SQ] += unit * unit
-                else:
-                    out[bucket + TB_SAT_OUT] += 1
+                _record_bucket(out, bucket, bet, unit)
             if counting is not None:
                 st[active_slot] = 1  # (cheaper than a branch on whether it sat out)
             if p == 0:
                 first = reward
                 start = st[E.S_ROUND_START]
             elif replay:
-                base = diff_base + (p - 1) * N_DIFF
-                out[base] += first - reward
-                out[base + 1] += (first - reward) * (first - reward)
-                out[base + 2] += 1
+                _record_pair(out, diff_base + (p - 1) * N_DIFF, first - reward)
             if st[E.S_MID_SHUFFLE]:
                 replay = False
             replay_end = max(replay_end, st[E.S_SHOE_POS])
