@@ -4,6 +4,7 @@ its chunks merge exactly (resume = uninterrupted, same seed = same run), its exp
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -132,3 +133,25 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, capsys, ar
 def test_shoe_options_need_env_shoe(tmp_path: Path, capsys) -> None:
     assert train_main(["--system", "hilo", "--out", str(tmp_path / "r")]) == 2
     assert "only with --env shoe" in capsys.readouterr().err
+
+
+def _rows(run: Path) -> list[dict[str, str]]:
+    with (run / "metrics.csv").open() as f:
+        return [{k: v for k, v in row.items() if k != "wall_s"} for row in csv.DictReader(f)]
+
+
+def test_cli_run_resumes_exactly_and_writes_its_strategies(tmp_path: Path) -> None:
+    """A run in two halves (--resume) equals one uninterrupted run: statistics, strategy, curve."""
+    whole, halves = tmp_path / "whole", tmp_path / "halves"
+    common = ["--env", "shoe", "--set", "penetration=0.75", "--chunk-steps", "16384", "--seed", "2"]
+    common += ["--eval-every", "32768", "--eval-rounds", "20000", "--no-progress"]
+    assert train_main([*common, "--steps", "65536", "--out", str(whole)]) == 0
+    assert train_main([*common, "--steps", "32768", "--out", str(halves)]) == 0
+    assert train_main(["--out", str(halves), "--resume", "--steps", "65536", "--no-progress"]) == 0
+    with np.load(whole / "count_table.npz") as a, np.load(halves / "count_table.npz") as b:
+        for key in a.files:
+            assert np.array_equal(a[key], b[key]), key
+    assert (whole / "counting-strategy.json").read_text() == (halves / "counting-strategy.json").read_text()
+    assert _rows(whole) == _rows(halves) and [int(r["step"]) for r in _rows(whole)] == [0, 32768, 65536]
+    baseline = CountingStrategy.load(whole / "hilo-i18-fab4-ev-max.json")
+    assert {bet for _, bet in baseline.ramp} <= {1.0, 8.0}  # the EV-maximising use of 1..8: its ends

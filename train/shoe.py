@@ -12,13 +12,16 @@ simulated on identical shoes with
 
 and, at a flat bet of 1 (the ramp set aside), the learned strategy against basic strategy on
 identical shoes (the gain from playing the count). Gains are per round, learned minus the other,
-with 95% intervals.
+with 95% intervals. The Hi-Lo baseline is written to the run directory (``HILO_FILE``), so
+``blackjack-evaluate --policy RUN_DIR --baseline RUN_DIR/hilo-i18-fab4-ev-max.json`` repeats the
+comparison at any length.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,8 @@ SHOE_COLUMNS = (
     "max_bet_from",
     "wall_s",
 )
+#: The Hi-Lo baseline with the EV-maximising ramp, written into the run directory.
+HILO_FILE = "hilo-i18-fab4-ev-max.json"
 #: Rounds a whole true count needs in the calibration run before Hi-Lo bets more than the minimum there.
 MIN_CALIBRATION_ROUNDS = 1000
 
@@ -162,8 +167,12 @@ class CountTableTrainer:
             flat = Policy.from_counting(strategy, self.rules, basic)
             run = simulate(self.rules, flat, self.eval_rounds, self.seed + 2, table=self.table())
             by_count = run.result.by_true_count() or []
-            ramped = strategy.with_ramp(ev_max_ramp(by_count, self.agent.bets))
+            ramped = replace(strategy.with_ramp(ev_max_ramp(by_count, self.agent.bets)), name="hilo-i18-fab4-ev-max")
             self._hilo = Policy.from_counting(ramped, self.rules, basic)
+            # the baseline as a file, for the same comparison with blackjack-evaluate --baseline
+            tmp = self.out / (HILO_FILE + ".tmp")
+            tmp.write_text(json.dumps(ramped.to_dict(), indent=2))
+            tmp.replace(self.out / HILO_FILE)
         return self._hilo
 
     def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
