@@ -419,3 +419,40 @@ def test_plain_python_mode_plays_the_same_rounds() -> None:
     kind, plain = json.loads(done.stdout)
     assert kind == "function", "the engine was still compiled"
     assert plain == json.loads(json.dumps(compiled))
+
+
+def _two_card_hands() -> list[tuple[str, str, list[str]]]:
+    """(section, total, cards) of a non-pair two-card hand for every hard 5-19 and soft 13-20 row."""
+    hands = []
+    for total in range(5, 20):
+        low = max(2, total - 10)
+        low, high = (low - 1, total - low + 1) if 2 * low == total else (low, total - low)
+        hands.append(("hard", str(total), [str(low), str(high)]))
+    hands += [("soft", str(total), ["A", str(total - 11)]) for total in range(13, 21)]
+    return hands
+
+
+@settings(max_examples=15, deadline=None)
+@given(rules=rules_strategy(penetration=False))
+def test_the_ppo_agents_masks_are_the_engines(rules: Rules) -> None:
+    """The PPO agent tabulates its play from masks it builds per chart cell; over random rules they
+    hold what the env offers on a dealt hand of that cell (both read engine.may_double and
+    engine.may_surrender_vs; this holds the agent's reading of the Rules values to the engine's)."""
+    from blackjack_env.agents.ppo import cell_observations
+    from blackjack_env.strategy import row_of_label
+
+    _, masks, _ = cell_observations(rules)
+    env = BlackjackEnv(rules=rules, count_obs="none")
+    checked = 0
+    for section, key, cards in _two_card_hands():
+        for up in ["A", *(str(v) for v in range(2, 11))]:
+            _, info = env.reset(seed=0, options={"cards": [cards[0], up, cards[1], "5"]})
+            if env.phase == Phase.INSURANCE:
+                _, _, _, _, info = env.step(Action.NO_INSURANCE)
+            if env.phase != Phase.PLAY:
+                continue
+            expected = masks[row_of_label(section, key), 0 if up == "A" else int(up) - 1]
+            for action in (Action.DOUBLE, Action.SURRENDER):
+                assert info["action_mask"][action] == expected[action], (section, key, up, action.name)
+            checked += 1
+    assert checked >= 200  # 23 hands x 10 up cards, less the rounds a peeked blackjack or a natural ends
