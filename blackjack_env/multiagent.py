@@ -164,6 +164,8 @@ class BlackjackTableEnv(AECEnv):
             for agent in self.possible_agents
         }
         self._action_spaces = {agent: spaces.Discrete(self._n_actions) for agent in self.possible_agents}
+        bet_names = [f"BET {b:g}" for b in self.bets] if game == "shoe" else []
+        self._action_names = [a.name for a in Action] + bet_names
         self.observation_names = self._names()
 
         self._rv = self.rules.to_array()
@@ -301,9 +303,9 @@ class BlackjackTableEnv(AECEnv):
         ok = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
         if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
             action, ok = int(action.reshape(())), True
-        names = [a.name for a in Action] + [f"BET {b:g}" for b in self.bets][: self._n_actions - E.N_ACTIONS]
         if ok and 0 <= int(action) < self._n_actions and legal[int(action)]:
             return int(action)
+        names = self._action_names
         shown = ", ".join(f"{a} {names[a]}" for a in np.flatnonzero(legal))
         what = f"{int(action)} ({names[int(action)]})" if ok and 0 <= int(action) < self._n_actions else repr(action)
         raise ValueError(f"illegal action {what} for {agent} (whose turn it is) now; legal actions: {shown}")

@@ -58,12 +58,7 @@ def env_view(env: Any) -> TableView:
         seat["acting_hand"] = int(env._st[E.S_CUR]) - env.seat * E.MAX_HANDS if mine and playing else -1
     footer = [env.rules.describe()]
     if hasattr(env, "hilo_count"):
-        running, unseen = env.hilo_count()
-        dealt = int(env._st[E.S_SHOE_POS])
-        footer.append(
-            f"Hi-Lo running {running:+d}, true {running * 52.0 / max(unseen, 1):+.1f}; "
-            f"{dealt} of {len(env._shoe)} cards dealt"
-        )
+        footer.append(count_line(env._st, env.rules.decks, len(env._shoe)))
     if env._st[E.S_BETTING]:
         footer.append("Your bet is due")
     return _view(env._st, seats, over, footer)
@@ -77,23 +72,24 @@ def table_view(table: Any) -> TableView:
     over = table._st[E.S_PHASE] == E.P_OVER
     footer = [table.rules.describe()]
     if not table.rules.infinite:
-        from .counting import system
-
-        counts = table._st[E.S_COUNTS : E.S_COUNTS + 14].copy()
-        if table._st[E.S_HOLE_HIDDEN]:
-            counts[table._st[E.S_DEALER + 1]] += 1
-        unseen = np.append(counts[1:10], counts[10:14].sum())
-        seen = np.append(np.full(9, 4 * table.rules.decks), 16 * table.rules.decks) - unseen
-        running = int(system("hilo").running_count(seen, table.rules.decks))
-        footer.append(
-            f"Hi-Lo running {running:+d}, true {running * 52.0 / max(int(unseen.sum()), 1):+.1f}; "
-            f"{int(table._st[E.S_SHOE_POS])} of {len(table._shoe)} cards dealt"
-        )
+        footer.append(count_line(table._st, table.rules.decks, len(table._shoe)))
     if table.agents and table._betting >= 0:
         footer.append(f"{table.agent_selection}: bet due")
     elif table.agents and not over:
         footer.append(f"{table.agent_selection} to act")
     return _view(table._st, seats, over, footer)
+
+
+def count_line(st: np.ndarray, decks: int, shoe_size: int) -> str:
+    """The count and the shoe's depth in words: ``Hi-Lo running +3, true +1.2; 40 of 312 cards dealt``."""
+    from . import engine as E
+    from .shoe_env import hilo_count
+
+    running, unseen = hilo_count(st, decks)
+    return (
+        f"Hi-Lo running {running:+d}, true {running * 52.0 / max(unseen, 1):+.1f}; "
+        f"{int(st[E.S_SHOE_POS])} of {shoe_size} cards dealt"
+    )
 
 
 def _view(st: np.ndarray, seats: list[dict[str, Any]], over: bool, footer: list[str]) -> TableView:
@@ -219,6 +215,7 @@ def show(frame: np.ndarray, state: dict[str, Any]) -> None:
 __all__ = [
     "FRAME_HEIGHT",
     "TableView",
+    "count_line",
     "display_available",
     "draw_table",
     "env_view",

@@ -19,6 +19,18 @@ SHOE_OBS_NAMES = ("bet_level", "shoe_dealt")
 HILO = system("hilo")
 
 
+def hilo_count(st: np.ndarray, decks: int) -> tuple[int, int]:
+    """(Hi-Lo running count of every card seen since the shuffle, cards unseen) of a table's state:
+    the shoe's cards and a hidden hole card are unseen (the shoe env, the pictures, the terminal
+    game)."""
+    counts = st[E.S_COUNTS : E.S_COUNTS + 14].copy()
+    if st[E.S_HOLE_HIDDEN]:
+        counts[st[E.S_DEALER + 1]] += 1
+    unseen_by_value = np.append(counts[1:10], counts[10:14].sum())  # A, 2..9, then every ten-value rank
+    seen = np.append(np.full(9, 4 * decks), 16 * decks) - unseen_by_value
+    return int(HILO.running_count(seen, decks)), int(unseen_by_value.sum())
+
+
 def shoe_rules(rules: Rules | str | Mapping[str, Any] | None) -> Rules:
     """The rules of a shoe game (default: the default preset dealt to a cut card at 75%), which
     must have a cut card."""
@@ -202,12 +214,7 @@ class BlackjackShoeEnv(BlackjackEnv):
     def hilo_count(self) -> tuple[int, int]:
         """(Hi-Lo running count of every card seen this shoe, cards unseen): the shoe's cards and a
         hidden hole card are unseen."""
-        counts = self._st[E.S_COUNTS : E.S_COUNTS + 14].copy()
-        if self._st[E.S_HOLE_HIDDEN]:
-            counts[self._st[E.S_DEALER + 1]] += 1
-        unseen_by_value = np.append(counts[1:10], counts[10:14].sum())  # A, 2..9, then every ten-value rank
-        seen = np.append(np.full(9, 4 * self.rules.decks), 16 * self.rules.decks) - unseen_by_value
-        return int(HILO.running_count(seen, self.rules.decks)), int(unseen_by_value.sum())
+        return hilo_count(self._st, self.rules.decks)
 
     def _action_names(self) -> list[str]:
         return [a.name for a in Action] + [f"BET {bet:g}" for bet in self.bets]
@@ -221,4 +228,4 @@ class BlackjackShoeEnv(BlackjackEnv):
         )
 
 
-__all__ = ["DEFAULT_BETS", "BlackjackShoeEnv", "check_bets", "shoe_nvec", "shoe_rules"]
+__all__ = ["DEFAULT_BETS", "BlackjackShoeEnv", "check_bets", "hilo_count", "shoe_nvec", "shoe_rules"]

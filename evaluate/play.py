@@ -2,14 +2,19 @@
 
     blackjack-play                                   # the default game, bankroll 1000
     blackjack-play --rules vegas-strip --set decks=2 --bankroll 500 --hints
+    blackjack-play --seats 5 --seat 2 --shoe         # box 3 of 5, the others basic strategy, one shoe
 
-The controls are those of the rule texts: BET an amount, RE-BET the last amount, DEAL, then HIT,
-STAND, DOUBLE, SPLIT, SURRENDER, INSURE (even money with a blackjack) or decline, each a one-letter
-key. Only the actions legal now (and that the bankroll can cover) are offered. The env counts money
-in units of the initial bet; the game shows every bet, stake and result in chips (units times the
-bet) and settles the bankroll with the env's reward times the bet. With ``--hints`` each
-decision shows basic strategy's choice and the solver's EV of each offered action for the chart
-cell of the hand (total-dependent: the EV of the cell's hands, not of these exact cards).
+The controls are those of the rule texts: BET an amount, RE-BET the last amount, DEAL, then HIT, STAND,
+DOUBLE, SPLIT, SURRENDER, INSURE (even money with a blackjack) or decline, each a one-letter key; at any
+prompt ``c`` shows the Hi-Lo running and true count of the cards seen since the shuffle (a counter's
+practice: the count stays hidden until asked for). ``--seats``/``--seat`` sit the player in one box of a
+table whose other boxes play basic strategy; ``--shoe`` deals from one shoe to a cut card at 75% (or the
+rules' ``penetration``) instead of shuffling every round. Only the actions legal now (and that the
+bankroll can cover) are offered. The env counts money in units of the initial bet; the game shows every
+bet, stake and result in chips (units times the bet) and settles the bankroll with the env's reward
+times the bet. With ``--hints`` each decision shows basic strategy's choice and the solver's EV of each
+offered action for the chart cell of the hand (total-dependent: the EV of the cell's hands, not of these
+exact cards).
 
 End of input or Ctrl-C ends the session with a summary (rounds, net, bankroll); the exit code is 0.
 """
@@ -66,7 +71,9 @@ ACTION_TEXT = {
     Action.INSURANCE: "insurance",
     Action.NO_INSURANCE: "no insurance",
 }
-BET_HELP = "b AMOUNT bet, r re-bet, d deal, q quit"
+BET_HELP = "b AMOUNT bet, r re-bet, d deal, c count, q quit"
+COUNT_KEYS = ("c", "count")
+SHOE_PENETRATION = 0.75  # --shoe's cut card when the rules have none
 QUIT_WORDS = ("q", "quit", "exit")
 #: A hand's line in the env's render: what comes before its bet (marker, number, cards, total) is kept.
 HAND_LINE = re.compile(r"^(?P<head>.*\bHand (?P<number>\d+): .*?) bet ")
@@ -127,6 +134,7 @@ class Game:
         hints: show basic strategy's action and each offered action's EV at every decision.
         seed: seed of the shoe (None: fresh entropy).
         stacked: cards for the first rounds, one list per round (tests and demonstrations).
+        seats, seat: the table's boxes and the player's (the others play basic strategy).
     """
 
     def __init__(
@@ -139,9 +147,11 @@ class Game:
         stacked: Sequence[Sequence[str]] = (),
         stdin: IO[str] | None = None,
         stdout: IO[str] | None = None,
+        seats: int = 1,
+        seat: int = 0,
     ) -> None:
         self.rules = rules
-        self.env = gym.make(ENV_ID, rules=rules, render_mode="ansi")
+        self.env = gym.make(ENV_ID, rules=rules, render_mode="ansi", seats=seats, seat=seat)
         self.session = Session(bankroll=bankroll, start=bankroll)
         self.seed = seed
         self.stacked = [list(cards) for cards in stacked]
@@ -196,6 +206,9 @@ class Game:
             rest = rest.strip()
             if command in QUIT_WORDS:
                 raise EndSession
+            if line in COUNT_KEYS:
+                self.say("  " + self.count_text())
+                continue
             try:
                 if command in ("b", "bet"):
                     if not rest:
@@ -264,9 +277,12 @@ class Game:
                 self.say("  " + line)
         menu = "  ".join(f"{self.key_of(a)} {self.action_name(a, obs)}" for a in offered)
         while True:
-            line = self.ask(f"{menu}  (q quit) > ").lower()
+            line = self.ask(f"{menu}  (q quit) > ").lower()  # c (the count) works here too
             if line in QUIT_WORDS:
                 raise EndSession
+            if line in COUNT_KEYS:
+                self.say("  " + self.count_text())
+                continue
             action = PLAY_KEYS.get(line, PLAY_WORDS.get(line))
             if action is not None and action in offered:
                 return action
@@ -307,6 +323,17 @@ class Game:
             return "no even money"
         return ACTION_TEXT[action]
 
+    def count_text(self) -> str:
+        """The Hi-Lo count of every card seen since the shuffle (the hole card once turned over)."""
+        if self.rules.infinite:
+            return "no count: an infinite deck has no memory"
+        from blackjack_env.render import count_line
+
+        env = self.env.unwrapped
+        if not env._seeded:
+            return "no cards dealt yet: the count is 0"
+        return count_line(env._st, self.rules.decks, len(env._shoe))
+
     def show_table(self) -> None:
         """The env's picture of the table with every bet and result in chips (its action list left out)."""
         self.say("\n".join(self.table_lines()))
@@ -316,11 +343,15 @@ class Game:
         summary = self.env.unwrapped.round_summary()
         over = self.env.unwrapped.phase == Phase.OVER
         lines: list[str] = []
+        mine = True  # at a table, the lines below "Seat N (you)" are the player's
         for line in str(self.env.render()).splitlines():
             if line.startswith(("Legal:", "Rules:", "Round result:")):
                 continue  # the game's menu and its own Round line replace these
+            if line.startswith("Seat "):
+                mine = "(you)" in line
+                line = line.replace("(other)", "(basic strategy)")
             hand = HAND_LINE.match(line)
-            if hand:
+            if hand and mine:
                 index = int(hand["number"]) - 1
                 line = hand["head"] + " " + self.hand_text(summary, index, over)
             elif line.startswith("Insurance:"):
@@ -445,6 +476,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bankroll", type=_bankroll, default=1000.0, help="chips to start with (default 1000)")
     parser.add_argument("--hints", action="store_true", help="show basic strategy's action and each action's EV")
     parser.add_argument("--seed", type=int, default=None, help="seed of the shoe: the same seed deals the same cards")
+    parser.add_argument("--seats", type=int, default=1, help="boxes at the table, 1-7 (the others play basic strategy)")
+    parser.add_argument("--seat", type=int, default=0, help="your box, 0 (dealt first) .. seats-1")
+    shoe_help = f"deal one shoe to a cut card ({SHOE_PENETRATION:.0%} unless --set penetration)"
+    parser.add_argument("--shoe", action="store_true", help=shoe_help)
     # stacked rounds for tests and demonstrations: --cards 8,A,8,K (repeat for later rounds)
     parser.add_argument("--cards", type=_stacked_round, action="append", default=[], help=argparse.SUPPRESS)
     return parser
@@ -455,8 +490,18 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
     out = stdout if stdout is not None else sys.stdout
     try:
         rules = rules_from_args(args)
+        if args.shoe and rules.penetration <= 0:
+            rules = rules.replace(penetration=SHOE_PENETRATION)
         game = Game(
-            rules, args.bankroll, hints=args.hints, seed=args.seed, stacked=args.cards, stdin=stdin, stdout=stdout
+            rules,
+            args.bankroll,
+            hints=args.hints,
+            seed=args.seed,
+            stacked=args.cards,
+            stdin=stdin,
+            stdout=stdout,
+            seats=args.seats,
+            seat=args.seat,
         )
     except ValueError as error:
         print(f"blackjack-play: error: {error}", file=sys.stderr)

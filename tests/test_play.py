@@ -201,7 +201,7 @@ def test_bad_input_gets_one_line_and_a_new_prompt() -> None:
         "  a bet is a positive number with at most two decimals, got '1.234'",
         "  a bet is a positive number such as 10 or 2.5, got 'lots'",
         "  a bet of 5,000 is more than your bankroll of 1,000",
-        "  unknown command 'x'; use b AMOUNT bet, r re-bet, d deal, q quit",
+        "  unknown command 'x'; use b AMOUNT bet, r re-bet, d deal, c count, q quit",
         "  unknown key 'zz'; type one of: s, h, d, r",
         "  split is not allowed now",
         "  insurance is not allowed now",
@@ -307,3 +307,27 @@ def test_money_and_amounts() -> None:
     assert parse_amount("1,000") == 1000.0
     with pytest.raises(ValueError):
         parse_amount("nan")
+
+
+def test_a_seat_at_a_table_and_the_count_on_demand() -> None:
+    """Issue 22: --seats/--seat sit the player in one box (the others play basic strategy),
+    --shoe keeps one shoe between rounds, and c shows the Hi-Lo count at any prompt."""
+    # one deck; seats 0-2 get 9,2 / 10,7 / 5,6 against an 8 up (3 in the hole); seat 0 plays basic
+    # strategy (it doubles 11 against an 8 and draws the 4) before the player (seat 1) stands on 17
+    cards = "9,10,5,8,2,7,6,3,4"
+    code, out = play("--seats", "3", "--seat", "1", "--shoe", "--set", "decks=1", "--cards", cards,
+                     keys=lines("c", "b 10", "d", "c", "s", "c", "q"))  # fmt: skip
+    assert code == 0
+    assert "no cards dealt yet: the count is 0" in out
+    assert "Seat 2 (you)" in out and "Seat 1 (basic strategy)" in out and "Seat 3 (basic strategy)" in out
+    counts = re.findall(r"Hi-Lo running ([+-]\d+), true ([+-][\d.]+); (\d+) of 52 cards dealt", out)
+    # at the player's turn 9 cards are dealt, 8 seen (the 3 is in the hole): 5 2 6 4 count +1, the 10 -1
+    assert counts[0] == ("+3", "+3.5", "9")  # true: 3 * 52 / 44 unseen (43 in the shoe, the hole card)
+    assert int(counts[1][2]) > 9  # after the round: the hole card turned over and the dealer's draws
+    assert "Round 1:" in out
+
+
+def test_a_bad_seat_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = play("--seats", "2", "--seat", "2")
+    assert code == 2
+    assert capsys.readouterr().err.strip().startswith("blackjack-play: error: seat must be the agent's box, 0..1")

@@ -325,13 +325,17 @@ def test_no_hole_card_dealer_takes_no_card_when_every_hand_is_bust() -> None:
     assert game.results == [-1.0, -1.0]
 
 
-def test_no_hole_card_dealer_takes_his_second_card_for_a_natural_only() -> None:
-    """No hole card: seat 0 A,K (a natural, nothing to play), the agent 10,6 hits Q (bust). The
-    natural's result depends on the dealer's second card, so he takes it (10: 16) but draws no
-    more, as no hand is live: seat 0 +1.5, the agent -1."""
-    cards = ["A", "10", "6", "K", "6", "Q", "10"]
+@pytest.mark.parametrize(("up", "dealer"), [("10", ["10", "7"]), ("6", ["6"])])  # every stacked card is dealt
+def test_no_hole_card_dealer_takes_his_second_card_for_a_natural_only_against_a_or_10(
+    up: str, dealer: list[str]
+) -> None:
+    """No hole card: seat 0 A,K (a natural, nothing to play), the agent 10,6 hits Q (bust). Against
+    a 10 the natural's result depends on the dealer's second card, so he takes it (7: 17) but draws
+    no more, as no hand is live; against a 6 nothing depends on it and he takes none (issue 22):
+    seat 0 +1.5, the agent -1 either way."""
+    cards = ["A", "10", up, "K", "6", "Q", *dealer[1:]]
     game = play_table(cards, [H], seats=2, seat=1, others=HITTER, rules=NO_HOLE)
-    assert game.info["dealer"]["cards"] == ["6", "10"]
+    assert game.info["dealer"]["cards"] == dealer
     assert game.results == [1.5, -1.0]
 
 
@@ -396,8 +400,11 @@ def test_others_from_a_saved_strategy_table(tmp_path: Any) -> None:
     env = BlackjackEnv(seats=2, seat=1, others=str(path), rules=NO_HOLE)
     env.reset(seed=0, options={"cards": cards})
     assert env.round_summary()["seats"][0]["hands"][0]["cards"] == ["10", "6", "K"]  # it hit
-    with pytest.raises(ValueError, match="not a saved strategy table"):
+    with pytest.raises(ValueError, match=r"is a directory without a strategy\.json"):
         BlackjackEnv(seats=2, others=str(tmp_path))
+    (tmp_path / "broken.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a saved strategy table"):
+        BlackjackEnv(seats=2, others=str(tmp_path / "broken.json"))
 
 
 def test_defaults_are_unchanged() -> None:
@@ -424,7 +431,8 @@ def _total(cards: list[str]) -> tuple[int, bool]:
 def check_table_settlement(rules: Rules, info: dict[str, Any]) -> None:
     """An independent reading of a settled round at a table: the dealer draws while any seat's hand
     must be compared with his total (no hole card: takes his second card when any result depends
-    on it), and every seat's bets are paid against the one dealer outcome."""
+    on it, which against a 2-9 only a live hand's does: issue 22), and every seat's bets are paid
+    against the one dealer outcome."""
     dealer = info["dealer"]["cards"]
     dealer_total, _ = _total(dealer)
     dealer_bj = len(dealer) == 2 and dealer_total == 21
@@ -438,6 +446,7 @@ def check_table_settlement(rules: Rules, info: dict[str, Any]) -> None:
         live |= not natural and any(h["status"] == "stood" for h in hands)
         surrendered = any(h["status"] == "surrendered" for h in hands)
         needs_card |= natural or seat["insurance_state"] == "taken" or (surrendered and rules.surrender == "late")
+    needs_card &= dealer[0] in ("A", "10", "J", "Q", "K")  # else no dealer blackjack can change a result
     if live and not dealer_bj:
         for k in range(2, len(dealer) + 1):
             total, soft = _total(dealer[:k])
