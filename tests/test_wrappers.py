@@ -25,6 +25,7 @@ from blackjack_env.wrappers import DictObservation, DictObservationVector
     ],
 )
 @pytest.mark.parametrize("encoding", ["multidiscrete", "one_hot"])
+@pytest.mark.filterwarnings("ignore:.*different from the unwrapped version")  # check_env on the wrapper, on purpose
 def test_dict_observation_carries_the_mask_and_passes_gymnasiums_checker(
     env_id: str, kwargs: dict[str, Any], encoding: str
 ) -> None:
