@@ -443,8 +443,6 @@ def test_no_hole_card_deals_three_cards() -> None:
     assert env.round_summary()["dealer"]["cards"][:2] == ["3", "5"]
 
 
-
-
 @pytest.mark.parametrize(
     ("cards", "seats", "dealer", "dealt"),
     [
@@ -472,6 +470,8 @@ def test_no_hole_card_draws_the_second_card_only_when_a_result_depends_on_it(
     assert reward == pytest.approx(1.5)
     assert info["dealer"]["cards"] == dealer
     assert sum(env.shoe_counts.values()) == 2 * 52 - dealt
+
+
 def test_split_hands_get_their_second_card_when_play_reaches_them() -> None:
     """After a split the first hand is finished before the second gets its card (issue 2; text 004
     says the dealer "deals one card to each" at the split, which only changes the order in which
