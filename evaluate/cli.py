@@ -23,7 +23,7 @@ from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, SimulationResult, interval
 from blackjack_env.strategy import StrategyTable
 
-from .figures import counting_figures, n0_text
+from .counting_stats import counting_figures, n0_text
 from .options import (
     CliError,
     OneLineParser,

@@ -22,9 +22,10 @@ from . import runner
 from .policies import POLICY_CHOICES, basic_strategy_table
 from .runner import RunOutcome, default_workers
 
-#: What a first compile of a simulation kernel took on this project's 2-core machine, cold caches
-#: (README "Evaluating policies"): said before the compile so that a silent wait has a reason.
-COMPILE_ESTIMATE = "about 20 s on 2 cores"
+#: What a first compile of a simulation kernel takes on a 2-core machine, cold caches (8 s measured
+#: idle, 20-24 s busy (issue 19), 5 minutes at a load average of 9; README "Speed"): said before the
+#: compile so that a silent wait has a reason.
+COMPILE_ESTIMATE = "about 10-30 s on 2 cores, minutes on a busy machine"
 
 
 class CliError(Exception):

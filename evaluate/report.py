@@ -60,7 +60,7 @@ from blackjack_env.rules import Rules
 from blackjack_env.simulate import OUTCOMES, Z95, Policy, SimulationResult, interval
 from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 
-from .figures import counting_figures, n0_text
+from .counting_stats import counting_figures, n0_text
 from .options import (
     CliError,
     OneLineParser,
@@ -553,6 +553,7 @@ def ev_figure(report: Report) -> Figure:
             (short_name(report.policy), report.ev["policy"], "#4c72b0", exact.get("policy")),
             ("basic strategy", report.ev["basic"], "#55a868", exact.get("basic")),
         ],
+        mark_zero=True,  # break-even: a line where it is in view, else an arrow to the side it lies on
     )
     exact_gap = exact["policy"] - exact["basic"] if exact else None
     _interval_panel(
@@ -572,10 +573,16 @@ def ev_figure(report: Report) -> Figure:
 
 
 def _interval_panel(
-    ax: Axes, title: str, rows: list[tuple[str, Estimate, str, float | None]], zero: bool = False
+    ax: Axes,
+    title: str,
+    rows: list[tuple[str, Estimate, str, float | None]],
+    zero: bool = False,
+    mark_zero: bool = False,
 ) -> None:
     """One point with its 95% CI per row (label, estimate, colour, exact value or None), the x axis
-    fitted to those intervals (and to 0 when ``zero``) rather than to the other panels."""
+    fitted to those intervals (and to 0 when ``zero``) rather than to the other panels. ``mark_zero``
+    draws the zero line where 0 is in view, else names it at the edge it lies beyond (fitting 0 would
+    shrink intervals a few 1e-4 wide to dots)."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     ends = [0.0] if zero else []
@@ -595,8 +602,19 @@ def _interval_panel(
     ax.xaxis.set_major_locator(MaxNLocator(6))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))  # no offset: EVs as printed
     ax.set_title(title, fontsize=9, loc="left")
-    if zero:
+    if zero or (mark_zero and low - pad <= 0.0 <= high + pad):
         ax.axvline(0, color="black", lw=0.8)
+    elif mark_zero:
+        right = high < 0.0
+        ax.annotate(
+            f"0 (break-even) {'→' if right else '←'}",
+            xy=(0.99 if right else 0.01, 0.5),
+            xycoords="axes fraction",
+            ha="right" if right else "left",
+            va="center",
+            fontsize=8,
+            color="dimgrey",
+        )
 
 
 def rates_figure(report: Report, path: Path) -> None:
@@ -622,7 +640,7 @@ def chart_figure(
     from matplotlib.patches import Patch, Rectangle
 
     marks = marks or {}
-    fig = _figure(12, 6.6)
+    fig = _figure(15, 9.6)  # cells about 45 px: the marks' 7.5 pt text (10 px) reads at 100% zoom
     axes = fig.subplots(1, 3)
     for ax, (section, keys) in zip(axes, CHART_ROWS.items(), strict=True):
         for i, key in enumerate(keys):
@@ -644,11 +662,12 @@ def chart_figure(
                 )
                 weight = "bold" if framed else "normal"
                 two_lines = framed and "\n" in mark
-                y = i + (0.3 if two_lines else 0.45)
-                ax.text(j + 0.5, y, code, ha="center", va="center", fontsize=8, weight=weight, zorder=3)
+                y = i + (0.25 if two_lines else 0.35)
+                ax.text(j + 0.5, y, code, ha="center", va="center", fontsize=10, weight=weight, zorder=3)
                 if framed:
-                    y = i + (0.7 if two_lines else 0.85)
-                    ax.text(j + 0.5, y, mark, ha="center", va="center", fontsize=5, linespacing=0.9, zorder=3)
+                    y = i + (0.68 if two_lines else 0.75)
+                    size = 7.5 if two_lines else 8.5
+                    ax.text(j + 0.5, y, mark, ha="center", va="center", fontsize=size, linespacing=0.85, zorder=3)
         ax.set_xlim(0, 10)
         ax.set_ylim(len(keys), 0)
         ax.set_xticks(np.arange(10) + 0.5, CHART_COLUMNS)

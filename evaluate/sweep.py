@@ -48,7 +48,7 @@ from blackjack_env.counting import spread_ramp
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, SimulationResult, interval
 
-from .figures import counting_figures, n0_text
+from .counting_stats import counting_figures, n0_text
 from .options import (
     CliError,
     OneLineParser,
@@ -372,9 +372,21 @@ def run_cells(run: Run, result: SimulationResult, bankroll: float | None) -> lis
 
 
 # ====================================================================== plot
+def score_interval(cell: dict[str, Any]) -> tuple[float, float]:
+    """SCORE at the ends of the EV's 95% interval (the SD held at its estimate): SCORE = DI |DI| rises
+    with the EV, so these bound it as the EV's interval does."""
+    sd = cell["sd"]
+    if not sd > 0:
+        return cell["score"], cell["score"]
+    low, high = (1000.0 * ev / sd for ev in cell["ci95"])
+    return low * abs(low), high * abs(high)
+
+
 def score_figure(cells: list[dict[str, Any]], subtitle: str) -> Figure:
-    """SCORE across the grid: a panel per system, penetration across, a line per spread, the flat
-    basic-strategy baseline dashed in every panel (its SCORE is negative: a losing game)."""
+    """SCORE across the grid: a panel per system, penetration across, a line per spread with error
+    bars (the SCORE of the EV's 95% interval). The flat basic-strategy baseline (a losing game, its
+    SCORE far below 0) is drawn where it fits the counting lines' scale and otherwise named in the
+    panel with its value, so that it does not squash them."""
     from matplotlib.figure import Figure
 
     counting = [c for c in cells if c["system"] != BASELINE_SYSTEM]
@@ -383,33 +395,57 @@ def score_figure(cells: list[dict[str, Any]], subtitle: str) -> Figure:
     spreads = list(dict.fromkeys(c["spread"] for c in counting))
     columns = min(len(systems), 3)
     rows = math.ceil(len(systems) / columns)
-    fig = Figure(figsize=(4.2 * columns, 3.4 * rows + 0.5), dpi=100, layout="constrained")
+    fig = Figure(figsize=(4.6 * columns, 3.6 * rows + 0.6), dpi=100, layout="constrained")
     axes = fig.subplots(rows, columns, sharey=True, squeeze=False)
     penetrations = sorted({c["penetration"] for c in cells})
+    ends = [end for c in counting for end in score_interval(c)] + [0.0]
+    low, high = min(ends), max(ends)
+    pad = 0.08 * (high - low) or 1.0
+    baseline_fits = all(low - pad <= c["score"] for c in baseline)
     for ax, system in zip(axes.flat, systems, strict=False):
-        for spread in spreads:
-            points = [
-                (c["penetration"], c["score"]) for c in counting if (c["system"], c["spread"]) == (system, spread)
-            ]
-            ax.plot(*zip(*points, strict=True), marker="o", label=f"spread {spread}")
-        ax.plot(
-            [c["penetration"] for c in baseline],
-            [c["score"] for c in baseline],
-            linestyle="--",
-            marker=".",
-            color="grey",
-            label="basic strategy, flat bet",
-        )
+        step = 0.08 * (max(penetrations) - min(penetrations) or 0.1) / max(len(spreads), 1)
+        for k, spread in enumerate(spreads):
+            mine = [c for c in counting if (c["system"], c["spread"]) == (system, spread)]
+            bounds = [score_interval(c) for c in mine]
+            scores = [c["score"] for c in mine]
+            dodge = (k - (len(spreads) - 1) / 2) * step  # the spreads' error bars side by side
+            ax.errorbar(
+                [c["penetration"] + dodge for c in mine],
+                scores,
+                yerr=[
+                    [s - b[0] for s, b in zip(scores, bounds, strict=True)],
+                    [b[1] - s for s, b in zip(scores, bounds, strict=True)],
+                ],
+                marker="o",
+                capsize=3,
+                label=f"spread {spread}",
+            )
+        if baseline_fits:
+            ax.plot(
+                [c["penetration"] for c in baseline],
+                [c["score"] for c in baseline],
+                linestyle="--",
+                marker=".",
+                color="grey",
+                label="basic strategy, flat bet",
+            )
+        else:
+            text = ", ".join(f"{c['score']:+.1f}" for c in baseline)
+            ax.text(
+                0.02, 0.02, f"basic strategy, flat bet (off the scale): SCORE {text}",
+                transform=ax.transAxes, fontsize=8, color="dimgrey", va="bottom",
+            )  # fmt: skip
         ax.axhline(0.0, color="black", linewidth=0.6)
         ax.set_title(system)
         ax.set_xticks(penetrations)
         ax.set_xlabel("penetration")
         ax.grid(alpha=0.3)
+    axes[0, 0].set_ylim(low - pad, high + pad)
     for ax in axes[:, 0]:
-        ax.set_ylabel("SCORE")
+        ax.set_ylabel("SCORE (95% CI)")
     for ax in list(axes.flat)[len(systems) :]:
         ax.set_visible(False)
-    axes[0, 0].legend(fontsize="small")
+    axes[0, 0].legend(fontsize="small", loc="upper left")
     fig.suptitle(f"SCORE: win per 100 rounds of a 10,000-unit Kelly bettor\n{subtitle}")
     return fig
 

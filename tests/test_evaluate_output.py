@@ -137,3 +137,36 @@ def test_the_text_says_whether_the_interval_covers_the_exact_ev(capsys: pytest.C
     out = capsys.readouterr().out
     assert "exact EV (the solver, no sampling): -0.005356; the 95% CI" in out
     assert max(len(line) for line in out.splitlines()) <= 120
+
+
+# ---------------------------------------------------------------------- pictures
+def test_the_ev_panel_shows_where_break_even_is() -> None:
+    from blackjack_env.evaluate.report import Estimate, Report, ev_figure
+
+    def top_panel(policy: float, basic: float) -> Any:
+        ev = {"policy": Estimate.of(policy, 0.0003), "basic": Estimate.of(basic, 0.0003)}
+        report = Report("agent", Rules(), 10**7, 0, False, ev, Estimate.of(policy - basic, 4e-5), 10**7, {}, None)
+        return ev_figure(report).axes[0]
+
+    far = top_panel(-0.0062, -0.0054)  # 0 well off the intervals' scale: named at the edge, scale kept
+    assert far.get_xlim()[1] < 0 and [t.get_text() for t in far.texts] == ["0 (break-even) →"]
+    near = top_panel(-0.0004, 0.0002)  # 0 in view: a line
+    assert any(list(line.get_xdata()) == [0, 0] for line in near.lines)
+
+
+def test_the_sweep_plot_has_error_bars_and_keeps_the_baseline_off_its_scale() -> None:
+    from blackjack_env.evaluate.sweep import score_figure, score_interval
+
+    def cell(penetration: float, system: str, spread: str, ev: float, sd: float) -> dict[str, Any]:
+        di = 1000 * ev / sd
+        return {"penetration": penetration, "system": system, "spread": spread, "score": di * abs(di), "sd": sd,
+                "ci95": [ev - 0.0007, ev + 0.0007]}  # fmt: skip
+
+    cells = [cell(p, "basic", "flat", -0.0055, 1.15) for p in (0.75, 0.83)]
+    cells += [cell(p, "hilo", s, ev, 2.3) for p in (0.75, 0.83) for s, ev in (("1-8", 0.006), ("1-12", 0.009))]
+    ax = score_figure(cells, "test").axes[0]
+    assert len(ax.containers) == 2  # one errorbar line per spread
+    low, high = score_interval(cells[2])
+    assert low < cells[2]["score"] < high
+    assert ax.get_ylim()[0] > cells[0]["score"]  # SCORE -22.9 does not squash the counting lines
+    assert "off the scale" in ax.texts[0].get_text()

@@ -21,7 +21,7 @@ from PIL import Image
 
 from blackjack_env import Rules
 from blackjack_env.evaluate import cli
-from blackjack_env.evaluate.figures import counting_figures
+from blackjack_env.evaluate.counting_stats import counting_figures
 from blackjack_env.evaluate.policies import load_policy
 from blackjack_env.evaluate.report import (
     BANKROLL_METHOD,

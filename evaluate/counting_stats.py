@@ -1,4 +1,4 @@
-"""The card counter's figures of a simulation (SCORE, DI, N0, risk of ruin, ...).
+"""Statistics of a simulation as a card counter reads them (SCORE, DI, N0, risk of ruin, ...).
 
 Shared by ``blackjack-evaluate`` and its ``report`` and ``sweep`` commands; they live here so
 that no command module imports another.
