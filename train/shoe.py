@@ -6,8 +6,9 @@ simulated on identical shoes with
 
 * Hi-Lo I18 + Fab 4 with the EV-maximising use of the same bets: the smallest bet at a whole true
   count where its EV per unit bet is negative, the largest where it is positive, the counts' EVs
-  taken from a separate flat-bet run of ``eval_rounds`` (seed + 2), so the bets are chosen on one
-  run and scored on another;
+  taken once from a separate flat-bet run of ``CALIBRATION_FACTOR`` x ``eval_rounds`` (seed + 2),
+  so the bets are chosen on one run and scored on another (a shorter run can put the crossing a
+  count too low: measured, 2e6 rounds chose +0 where +1 is right, which flatters the learner);
 * basic strategy at a flat bet of 1;
 
 and, at a flat bet of 1 (the ramp set aside), the learned strategy against basic strategy on
@@ -51,6 +52,8 @@ SHOE_COLUMNS = (
 )
 #: The Hi-Lo baseline with the EV-maximising ramp, written into the run directory.
 HILO_FILE = "hilo-i18-fab4-ev-max.json"
+#: The calibration run of the Hi-Lo baseline's bets is this many times --eval-rounds.
+CALIBRATION_FACTOR = 10
 #: Rounds a whole true count needs in the calibration run before Hi-Lo bets more than the minimum there.
 MIN_CALIBRATION_ROUNDS = 1000
 
@@ -165,7 +168,8 @@ class CountTableTrainer:
             strategy = built_in_strategy("hilo-i18-fab4", self.rules.hit_soft_17)
             basic = self.agent.basic_table()
             flat = Policy.from_counting(strategy, self.rules, basic)
-            run = simulate(self.rules, flat, self.eval_rounds, self.seed + 2, table=self.table())
+            rounds = CALIBRATION_FACTOR * self.eval_rounds
+            run = simulate(self.rules, flat, rounds, self.seed + 2, table=self.table())
             by_count = run.result.by_true_count() or []
             ramped = replace(strategy.with_ramp(ev_max_ramp(by_count, self.agent.bets)), name="hilo-i18-fab4-ev-max")
             self._hilo = Policy.from_counting(ramped, self.rules, basic)
