@@ -87,6 +87,10 @@ def shrink(words: list[str]) -> list[str]:
             out[i + 1] = str(SMALL_ROUNDS)
     if out[0] == "blackjack-evaluate" and "--rounds" not in out:
         out += ["--rounds", str(SMALL_ROUNDS)]  # its default, 1e7, is seconds
+    if "--ceiling" in out:  # an exact analysis per sampled shoe takes seconds: two shoes each
+        flag = "--samples" if out[0] == "blackjack-strategy" else "--ceiling-samples"
+        out = [*out, flag, "2"] if flag not in out else out
+        out[out.index(flag) + 1] = "2"
     if out[0] == "blackjack-train":
         ppo = "--algo" in out and out[out.index("--algo") + 1] == "ppo"
         resume = "--resume" in out
