@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -155,3 +160,24 @@ def test_cli_run_resumes_exactly_and_writes_its_strategies(tmp_path: Path) -> No
     assert _rows(whole) == _rows(halves) and [int(r["step"]) for r in _rows(whole)] == [0, 32768, 65536]
     baseline = CountingStrategy.load(whole / "hilo-i18-fab4-ev-max.json")
     assert {bet for _, bet in baseline.ramp} <= {1.0, 8.0}  # the EV-maximising use of 1..8: its ends
+
+
+def test_ctrl_c_keeps_a_checkpoint_that_resumes(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "blackjack_env.train", "--env", "shoe", "--set", "penetration=0.75"]
+    command += ["--steps", "1e10", "--eval-every", "65536", "--eval-rounds", "20000", "--chunk-steps", "16384"]
+    command += ["--no-progress", "--out", str(run)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + 120
+    while not (run / "state.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    state = json.loads((run / "state.json").read_text())
+    with np.load(run / "count_table.npz") as stats:
+        assert int(stats["counters"][0]) == state["steps"] > 0
+    assert CountingStrategy.load(run / "counting-strategy.json").system.name == "hilo"
+    assert train_main(["--out", str(run), "--resume", "--steps", str(state["steps"] + 16384), "--no-progress"]) == 0
+    assert json.loads((run / "state.json").read_text())["steps"] > state["steps"]
