@@ -30,6 +30,7 @@ from .options import (
     RunFeedback,
     add_backend_arguments,
     add_simulation_arguments,
+    game_ceiling,
     note_compile,
     rules_from_args,
     table_from_args,
@@ -215,19 +216,10 @@ def ceiling_line(c: dict[str, Any]) -> str:
 
 def add_ceiling(summary: dict[str, Any], policy: Policy, rules: Rules, args: argparse.Namespace) -> None:
     """--ceiling: the ceiling of the same game (seats, seed, workers, backend) for the policy's bets."""
-    from blackjack_env.solver.ceiling import ceiling, policy_bets, policy_share
+    from blackjack_env.solver.ceiling import policy_bets, policy_share
 
     bets = policy_bets(policy.counting)
-    result = ceiling(
-        rules,
-        seats=args.seats,
-        seat=args.seat,
-        samples=args.ceiling_samples,
-        seed=args.seed,
-        workers=args.workers,
-        backend=args.backend,
-        ray_address=args.ray_address,
-    )
+    result = game_ceiling(rules, args)
     if result.samples == 0:
         raise CliError("--ceiling: interrupted before any shoe was analysed")
     gain = summary["ev_diff"]

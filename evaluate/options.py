@@ -145,6 +145,23 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")
 
 
+def game_ceiling(rules: Rules, args: argparse.Namespace) -> Any:
+    """The ceiling of the game a command simulates (its seats, seed, workers and backend), for
+    ``--ceiling`` in blackjack-evaluate and its sweep: one call, so both price the same game."""
+    from blackjack_env.solver.ceiling import ceiling
+
+    return ceiling(
+        rules,
+        seats=args.seats,
+        seat=args.seat,
+        samples=args.ceiling_samples,
+        seed=args.seed,
+        workers=args.workers,
+        backend=args.backend,
+        ray_address=args.ray_address,
+    )
+
+
 def note_compile(outcome: RunOutcome, prog: str) -> None:
     """Say once, on stderr, that this run compiled the simulator: its time is not in the reported rate."""
     if outcome.compile_seconds > runner.COMPILING_AFTER_SECONDS:  # the threshold of RunFeedback.compiling

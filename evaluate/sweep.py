@@ -55,6 +55,7 @@ from .options import (
     RunFeedback,
     add_backend_arguments,
     add_simulation_arguments,
+    game_ceiling,
     note_compile,
     rules_from_args,
     table_from_args,
@@ -341,18 +342,9 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
 def add_ceiling(cells: list[dict[str, Any]], run: Run, args: argparse.Namespace) -> None:
     """--ceiling: one ceiling per penetration (its sampled shoes), each cell's share of it for the cell's
     bets (the baseline's: 0); a cell's ``ceiling`` is ``blackjack-evaluate --ceiling``'s."""
-    from blackjack_env.solver.ceiling import ceiling, policy_bets, policy_share
+    from blackjack_env.solver.ceiling import policy_bets, policy_share
 
-    result = ceiling(
-        run.rules,
-        seats=args.seats,
-        seat=args.seat,
-        samples=args.ceiling_samples,
-        seed=args.seed,
-        workers=args.workers,
-        backend=args.backend,
-        ray_address=args.ray_address,
-    )
+    result = game_ceiling(run.rules, args)
     if result.samples:
         for cell, policy in zip(cells, (run.baseline, *run.policies), strict=True):
             bets = policy_bets(policy.counting)
