@@ -87,7 +87,7 @@ def count_line(st: np.ndarray, decks: int, shoe_size: int) -> str:
 
     running, unseen = hilo_count(st, decks)
     return (
-        f"Hi-Lo running {running:+d}, true {running * 52.0 / max(unseen, 1):+.1f}; "
+        f"Hi-Lo running {running:+d}, true {E.per_unseen_deck(running, unseen):+.1f}; "
         f"{int(st[E.S_SHOE_POS])} of {shoe_size} cards dealt"
     )
 
