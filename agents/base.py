@@ -89,9 +89,15 @@ def load_agent(path: str | Path) -> Agent:
     The agent plays from its own files (``q.npz``, ``ppo.zip``, the rules), not from
     ``strategy.json``; so that nobody evaluates one thing believing it is another, a
     ``strategy.json`` that cannot be read or differs from the agent's own table is warned about
-    (:class:`AgentFileWarning`)."""
+    (:class:`AgentFileWarning`).
+
+    A count-table learner's run (``blackjack-train --env shoe``) loads as its
+    :class:`~blackjack_env.agents.count_table.CountTableAgent`: it plays by the count, so it has no
+    single strategy table; ``agent.to_strategy()`` is the counting strategy ``blackjack-evaluate
+    --policy RUN_DIR`` plays (its ``counting-strategy.json``)."""
     agent = _load_by_kind(path)
-    check_table_file(path, agent.to_table())
+    if (Path(path) / TABLE_FILE).exists():  # kinds that play by the count write none
+        check_table_file(path, agent.to_table())
     return agent
 
 
@@ -137,4 +143,8 @@ def _load_by_kind(path: str | Path) -> Agent:
         from .basic_strategy import BasicStrategyAgent
 
         return BasicStrategyAgent.load(path)
-    raise ValueError(f"{path}: unknown agent kind {kind!r}; known: tabular, ppo, random, basic")
+    if kind == "count-table":
+        from .count_table import CountTableAgent
+
+        return CountTableAgent.load(path)  # type: ignore[return-value]  # plays by the count: no act()
+    raise ValueError(f"{path}: unknown agent kind {kind!r}; known: tabular, ppo, random, basic, count-table")

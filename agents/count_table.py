@@ -583,6 +583,15 @@ class CountTableAgent:
             self.system, ramp=tuple(self.ramp()), indices=tuple(d.entry for d in self.deviations()), name=name
         )
 
+    def to_table(self) -> StrategyTable:
+        """Not a table: refused in one line naming what plays this agent (``load_agent`` callers
+        that expect a table agent meet this instead of an AttributeError)."""
+        raise ValueError(
+            "a count-table learner plays by the count, not from one strategy table: use "
+            "agent.to_strategy() (a CountingStrategy; blackjack_env.simulate.Policy.from_counting plays it) "
+            "or blackjack-evaluate --policy RUN_DIR (its counting-strategy.json)"
+        )
+
     def strategy_dict(self, name: str = "learned") -> dict[str, Any]:
         """The counting JSON, each entry with its learned gain, and how it was learned ("about")."""
         deviations = self.deviations()

@@ -106,6 +106,20 @@ def test_export_plays_in_evaluate_exactly(learned: CountTableAgent, tmp_path: Pa
     assert summary["avg_bet"] > 1.0  # its ramp played
 
 
+def test_load_agent_gives_the_count_table_learner_and_its_strategy(learned: CountTableAgent, tmp_path: Path) -> None:
+    """load_agent(RUN_DIR) returns the learner (statistics and all), whose to_strategy() is the
+    file blackjack-evaluate --policy RUN_DIR plays; asking it for one table is one readable line."""
+    from blackjack_env.agents import load_agent
+
+    learned.save(tmp_path)
+    loaded = load_agent(tmp_path)
+    assert isinstance(loaded, CountTableAgent) and loaded.rounds == learned.rounds
+    assert np.array_equal(loaded.stats, learned.stats)
+    assert loaded.to_strategy() == CountingStrategy.load(tmp_path / "counting-strategy.json")
+    with pytest.raises(ValueError, match=r"plays by the count.*to_strategy\(\).*--policy RUN_DIR"):
+        loaded.to_table()
+
+
 def test_bets_parsing() -> None:
     assert parse_bets("1,2,4,8") == (1.0, 2.0, 4.0, 8.0)
     assert spread_bets("1-8") == (1.0, 2.0, 4.0, 8.0)
