@@ -333,6 +333,29 @@ def fit_entry(
 _QUESTIONS = (("R", E.SURRENDER), ("P", E.SPLIT), ("D", E.DOUBLE), ("S", E.STAND))
 
 
+def check_table(rules: Rules, bets: Sequence[float], seats: int, seat: int, epsilon: float, chunk_rounds: int) -> None:
+    """What a shoe-game learner refuses (one line each): no cut card, a bad table or seat, a bet of 0
+    with nobody else at the table, epsilon outside (0, 1), an empty chunk."""
+    if rules.infinite or rules.penetration <= 0:
+        raise ValueError(
+            "the shoe game needs a shoe dealt to a cut card; these rules shuffle every round "
+            "(set penetration, e.g. --set penetration=0.75)"
+        )
+    if not 1 <= seats <= E.MAX_SEATS:
+        raise ValueError(f"--seats must be 1..{E.MAX_SEATS}, got {seats}")
+    if not -1 <= seat < seats:
+        raise ValueError(f"--seat must be 0..{seats - 1} or all, got {seat}")
+    if bets[0] == 0 and (seats < 2 or seat < 0):
+        raise ValueError(
+            "a bet of 0 sits a round out, which needs other players at the table: "
+            "use --seats >= 2 with one --seat (with --seat all nobody else plays)"
+        )
+    if not 0.0 < epsilon < 1.0:
+        raise ValueError(f"--epsilon must be in (0, 1), got {epsilon}")
+    if chunk_rounds < 1:
+        raise ValueError(f"chunk_rounds must be >= 1, got {chunk_rounds}")
+
+
 class CountTableAgent:
     """The count-table learner (module docstring) for ``rules`` (a shoe with a cut card).
 
@@ -360,25 +383,8 @@ class CountTableAgent:
         chunk_rounds: int = 1 << 16,
     ) -> None:
         self.rules = Rules.coerce(rules)
-        if self.rules.infinite or self.rules.penetration <= 0:
-            raise ValueError(
-                "the shoe game needs a shoe dealt to a cut card; these rules shuffle every round "
-                "(set penetration, e.g. --set penetration=0.75)"
-            )
-        if not 1 <= seats <= E.MAX_SEATS:
-            raise ValueError(f"--seats must be 1..{E.MAX_SEATS}, got {seats}")
-        if not -1 <= seat < seats:
-            raise ValueError(f"--seat must be 0..{seats - 1} or all, got {seat}")
         self.bets = tuple(float(b) for b in bets)
-        if self.bets[0] == 0 and (seats < 2 or seat < 0):
-            raise ValueError(
-                "a bet of 0 sits a round out, which needs other players at the table: "
-                "use --seats >= 2 with one --seat (with --seat all nobody else plays)"
-            )
-        if not 0.0 < epsilon < 1.0:
-            raise ValueError(f"--epsilon must be in (0, 1), got {epsilon}")
-        if chunk_rounds < 1:
-            raise ValueError(f"chunk_rounds must be >= 1, got {chunk_rounds}")
+        check_table(self.rules, self.bets, seats, seat, epsilon, chunk_rounds)
         self.system = system
         self.seats, self.seat = int(seats), int(seat)
         self.epsilon = float(epsilon)

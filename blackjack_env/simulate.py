@@ -32,10 +32,11 @@ from numba import njit
 
 from . import count_policy as CP
 from . import engine as E
+from . import linear_policy as LP
 from .counting import CountingStrategy
 from .rules import Rules
 from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable
-from .table import POLICY_COUNT, POLICY_RANDOM, POLICY_TABLE, play_until
+from .table import POLICY_COUNT, POLICY_LINEAR, POLICY_RANDOM, POLICY_TABLE, play_until
 
 #: Rounds per chunk: the unit of seeding and of parallel work. Changing it changes results.
 CHUNK_ROUNDS = 1 << 20
@@ -254,6 +255,8 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
             bucket = -1
             if counting is not None and counting[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (all have a ramp)
                 bet, bucket = _count_bet(counting[p], p, counts[p], shoe_id, exited, _tc_base(n_policies, p))
+                if kinds[p] == POLICY_LINEAR:  # a composition model bets by its own value (filed by Hi-Lo's count)
+                    bet = LP.linear_bet(counting[p], st, due)
                 if bet == 0.0:
                     st[active_slot] = 0
             play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, mask, rngs, counting, at_table)
@@ -300,6 +303,7 @@ class Policy:
     name: str = "policy"
     counting: CountingStrategy | None = None
     params: np.ndarray | None = field(default=None, compare=False)
+    linear: LP.LinearModel | None = field(default=None, compare=False)
 
     @classmethod
     def random(cls) -> Policy:
@@ -321,6 +325,30 @@ class Policy:
                 "the rules shuffle every round (set penetration, e.g. --set penetration=0.75)"
             )
         return cls(POLICY_COUNT, basic, strategy.name, strategy, CP.policy_params(strategy, rules))
+
+    @classmethod
+    def from_linear(cls, model: LP.LinearModel, rules: Rules, basic: StrategyTable) -> Policy:
+        """A composition model (``linear_policy``) for these rules: it plays and bets by its weights
+        (``basic``, the rules' basic strategy, is carried only as the policy's table). It needs a
+        shoe with a cut card."""
+        if rules.infinite or rules.penetration <= 0:
+            raise ValueError(
+                f"composition model {model.name!r} needs a shoe dealt to a cut card "
+                "(set penetration, e.g. --set penetration=0.75)"
+            )
+        return cls(POLICY_LINEAR, basic, model.name, None, model.params(rules), linear=model)
+
+    @property
+    def compiled_count(self) -> bool:
+        """Whether it needs the counting kernel (a counting strategy or a composition model)."""
+        return self.counting is not None or self.kind == POLICY_LINEAR
+
+    @property
+    def sits_out(self) -> bool:
+        """Whether it ever sits a round out (a 0 bet or an exit rule): that needs other seats."""
+        if self.linear is not None:
+            return self.linear.sits_out
+        return self.counting is not None and self.counting.sits_out
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         if self.table is None:
@@ -384,8 +412,11 @@ def run_chunk(
     kinds = np.array([policy.kind for policy in seated], np.int64)
     actions = np.ascontiguousarray(np.stack([a for a, _ in arrays]))
     insurance = np.ascontiguousarray(np.stack([i for _, i in arrays]))
-    params = np.ascontiguousarray(np.stack([policy.count_params() for policy in seated]))
-    kernel = simulate_counting_chunk if any(p.counting is not None for p in seated) else simulate_chunk
+    rows = [policy.count_params() for policy in seated]
+    params = np.zeros((len(rows), max(len(row) for row in rows)))  # a composition model's row is longer
+    for i, row in enumerate(rows):
+        params[i, : len(row)] = row
+    kernel = simulate_counting_chunk if any(p.compiled_count for p in seated) else simulate_chunk
     at_table = E.table_kind(table.seats)
     kernel(rules_array, kinds, actions, insurance, params, words, rounds, table.seats, table.seat, work, out, at_table)
     return out
@@ -515,9 +546,10 @@ def iter_chunks(
     are the last argument)."""
     table = table or Table()
     for policy in policies:
-        if policy.counting is not None and policy.counting.sits_out and table.seats < 2:
+        if policy.sits_out and table.seats < 2:
+            what = "composition model" if policy.linear is not None else "counting strategy"
             raise ValueError(
-                f"counting strategy {policy.name!r} sits rounds out (a 0 bet in its ramp or exit_below), "
+                f"{what} {policy.name!r} sits rounds out (a 0 bet in its ramp or bets, or exit_below), "
                 "which needs other seats at the table: use seats >= 2"
             )
     sizes = chunk_sizes(rounds, chunk_rounds)

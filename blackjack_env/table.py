@@ -16,10 +16,11 @@ from numba import njit
 
 from . import engine as E
 from .count_policy import count_decision
+from .linear_policy import linear_decision
 from .rules import MAX_HANDS
 from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_decision
 
-POLICY_TABLE, POLICY_RANDOM, POLICY_COUNT = 0, 1, 2
+POLICY_TABLE, POLICY_RANDOM, POLICY_COUNT, POLICY_LINEAR = 0, 1, 2, 3  # LINEAR: a composition model
 NO_SEAT = -1  # play_until's stop seat when every seat is played by its policy
 EVERY_SEAT = -2  # play_until's stop seat when every seat is an agent (the PettingZoo table)
 SHOE_STEPS = 52  # the shoe-dealt observation counts 52nds of the shoe
@@ -41,6 +42,8 @@ def policy_decision(kind, actions, insurance, st, hands, mask, prng, counting):
     (``counting`` not None) a table plays through ``count_decision`` too: with no entries it is
     the table's choice, and the kernel holds one copy of that code instead of two."""
     if counting is not None:  # None: numba prunes this branch at compile time
+        if kind == POLICY_LINEAR:  # a composition model (``linear_policy``): its row of ``counting``
+            return linear_decision(counting, st, hands, mask)
         if kind != POLICY_RANDOM:
             return count_decision(actions, insurance, counting, st, hands)
     elif kind == POLICY_TABLE:

@@ -171,7 +171,7 @@ def exact_line(label: str, exact: float, ci: Sequence[float]) -> str:
 def why_not_exact(policy: Policy, spec: str, rules: Rules) -> str | None:
     """Why the solver cannot price this policy under these rules (None: it can). It prices a strategy
     table off a fresh shoe; a counting policy, random play or a shoe dealt to a cut card are beyond it."""
-    if policy.table is None or policy.counting is not None:
+    if policy.table is None or policy.compiled_count:
         return f"{spec!r} is not a strategy-table policy"
     if rules.penetration > 0:
         return "the shoe is dealt to a cut card (penetration > 0); the solver prices a shoe shuffled every round"
@@ -219,6 +219,8 @@ def add_ceiling(summary: dict[str, Any], policy: Policy, rules: Rules, args: arg
     from blackjack_env.solver.ceiling import policy_bets, policy_share
 
     bets = policy_bets(policy.counting)
+    if policy.linear is not None and policy.linear.bets != (1.0,):  # a composition model's allowed bets
+        bets = policy.linear.bets
     result = game_ceiling(rules, args)
     if result.samples == 0:
         raise CliError("--ceiling: interrupted before any shoe was analysed")

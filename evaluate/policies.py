@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 from blackjack_env.counting import BUILT_IN_STRATEGIES, CountingStrategy, built_in_strategy, spread_ramp
+from blackjack_env.linear_policy import KIND as LINEAR_KIND
+from blackjack_env.linear_policy import LinearModel
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
 from blackjack_env.strategy import StrategyTable
@@ -22,6 +24,8 @@ POLICY_CHOICES = (
 TABLE_FILE = "strategy.json"
 #: File name of the learned counting strategy in a ``blackjack-train --env shoe`` run directory.
 COUNTING_FILE = "counting-strategy.json"
+#: File name of the composition model in a ``blackjack-train --env shoe --algo linear`` run directory.
+LINEAR_FILE = "linear-model.json"
 
 
 def basic_strategy_table(rules: Rules) -> StrategyTable:
@@ -38,12 +42,22 @@ def load_policy(spec: str, rules: Rules, spread: str | None = None) -> Policy:
     A counting strategy is built in (``hilo-i18-fab4``; a system's name: that count with no index
     plays), a JSON file with a "system" key, or a directory holding ``counting-strategy.json``
     (a ``blackjack-train --env shoe`` run); ``spread`` ("1-8") replaces its ramp with the
-    usual one (:func:`blackjack_env.counting.spread_ramp`). Other policies take no spread.
+    usual one (:func:`blackjack_env.counting.spread_ramp`). A composition model (a
+    ``blackjack-train --env shoe --algo linear`` run directory, or its ``linear-model.json``) plays
+    and bets by its weights; ``spread`` replaces its allowed bets (MIN, doubling, up to MAX: ``1-1``
+    is a flat bet of 1). Other policies take no spread.
 
     A saved agent (a directory with agent.json, as ``blackjack-train`` writes) is loaded and
     tabulated afresh: a tabular agent's table is its policy exactly; a PPO agent's is its greedy
     play per cell (exact for a policy that sees only the table's state, see ``blackjack_env.agents.ppo``); a
     random agent runs as the simulator's own random play."""
+    model = _linear_model(spec)
+    if model is not None:
+        if spread is not None:  # its bets: MIN, doubling, up to MAX, chosen by its value as before
+            from blackjack_env.agents.count_table import spread_bets
+
+            model = model.with_bets(spread_bets(spread))
+        return Policy.from_linear(model, rules, basic_strategy_table(rules))
     counting = _counting_strategy(spec, rules)
     if counting is not None:
         if spread is not None:
@@ -73,9 +87,26 @@ def is_counting(spec: str, rules: Rules) -> bool:
     """Whether ``spec`` names a counting strategy (a bad counting-strategy file counts: loading it
     then reports its problem)."""
     try:
-        return _counting_strategy(spec, rules) is not None
+        return _linear_model(spec) is not None or _counting_strategy(spec, rules) is not None
     except ValueError:
         return True
+
+
+def _linear_model(spec: str) -> LinearModel | None:
+    """The composition model ``spec`` names (a run directory holding LINEAR_FILE, or such a
+    file: a JSON object whose "kind" is a composition model's), else None."""
+    path = Path(spec)
+    if path.is_dir():
+        path = path / LINEAR_FILE
+    if path.suffix != ".json" or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None  # reported by the other readers
+    if not isinstance(data, dict) or data.get("kind") != LINEAR_KIND:
+        return None
+    return LinearModel.load(path)
 
 
 def _counting_strategy(spec: str, rules: Rules) -> CountingStrategy | None:

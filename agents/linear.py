@@ -1,0 +1,376 @@
+"""The composition learner: action values linear in the unseen cards, learned by least squares.
+
+It learns the shoe game (a shoe dealt to the cut card at a table of ``seats``, the learner in one
+seat or in every seat) from nothing: no basic strategy, index table or count is given to it. Per
+strategy-table cell and action, and per insurance question (holding a natural or not; take or
+decline), it learns a value ``w . x`` linear in the composition ``x`` of the cards not yet seen
+(:func:`blackjack_env.linear_policy.features`: an intercept and the excess of each value A..T per
+unseen deck); and the round's value per unit bet before the deal, linear in the composition then,
+from which it bets.
+
+Estimator: every-visit Monte Carlo control with weighted least squares. Behaviour is epsilon-greedy
+in the weights of the statistics before the chunk (frozen for the chunk); a decision's return is
+the round's result (the learner's seat, per unit bet), credited, as :mod:`blackjack_env.agents.count_table`
+credits it, to the decisions from the last exploratory one on, each weighted by the importance
+ratio of the greedy policy (1 / the behaviour's chance of every later greedy choice): so each
+(cell, action)'s regression targets the value of taking that action in that composition and then
+playing greedily, which is what the greedy choice compares. The statistics are sums per
+(cell, action): X'WX and X'Wy (upper triangle kept), so chunks seeded by their index merge exactly
+in chunk order: same seed same run, a resumed run equals an uninterrupted one, and a chunk could be
+played anywhere. The round's value before the deal is fitted on rounds in which the seat made no
+exploratory choice, with the same weights (the greedy policy's round).
+
+Solving: per (cell, action) a ridge toward the count-free value, ``(X'WX + lam S) w = X'Wy + lam S w0``
+with ``w0 = [the cell's mean return, 0, ..., 0]``, ``S`` the diagonal of the features' mean squares in
+that cell (1 for the intercept) and ``lam = RIDGE`` pseudo-decisions: the ridge on standardised
+features, so a cell with few visits plays like its count-free mean and one with many is fitted by its
+data alone. The ten excesses sum to zero (only nine are free); the ridge also fixes that direction
+(the S-weighted sum of the ten value weights is 0), which changes no prediction.
+
+The export is a :class:`blackjack_env.linear_policy.LinearModel` (``linear-model.json``, documented
+there), which the compiled simulator plays and bets (``blackjack-evaluate --policy RUN_DIR``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from blackjack_env import engine as E
+from blackjack_env.linear_policy import KIND, N_FEATURES, LinearModel, features
+from blackjack_env.rules import Rules
+from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_cell
+from blackjack_env.table import EVERY_SEAT, POLICY_TABLE, play_until
+
+from .tabular import MAX_DECISIONS, _epsilon_greedy, _greedy
+
+STATS_FILE = "linear_stats.npz"
+MODEL_FILE = "linear-model.json"
+#: Pseudo-decisions of the count-free value a (cell, action)'s fit is shrunk toward (module docstring).
+RIDGE = 1000.0
+NF = N_FEATURES
+# chunk totals: rounds, summed learner-seat results, learner decisions
+T_ROUNDS, T_SUM, T_DECISIONS = 0, 1, 2
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _add(xtx, xty, x, w, y):
+    """X'WX (upper triangle) and X'Wy of one weighted sample."""
+    for i in range(NF):
+        wxi = w * x[i]
+        xty[i] += wxi * y
+        for j in range(i, NF):
+            xtx[i, j] += wxi * x[j]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _dot(w, x):
+    s = 0.0
+    for i in range(NF):
+        s += w[i] * x[i]
+    return s
+
+
+@njit(cache=True, _nrt=False)
+def _credit(seat, reward, trace, prob, feats, depth, cut, xtx, xty, ins_xtx, ins_xty):
+    """Weighted importance sampling, newest decision first (as count_table's): a decision's weight
+    is 1 / (behaviour's chance) of every greedy choice after it. Returns the round's weight."""
+    weight = 1.0
+    for d in range(depth - 1, cut - 1, -1):
+        row = trace[seat, d, 0]
+        col = trace[seat, d, 1]
+        a = trace[seat, d, 2]
+        if row < 0:
+            _add(ins_xtx[col, a], ins_xty[col, a], feats[seat, d], weight, reward)
+        else:
+            _add(xtx[row, col, a], xty[row, col, a], feats[seat, d], weight, reward)
+        weight /= prob[seat, d]
+    return weight
+
+
+@njit(cache=True, _nrt=False)
+def _learn_chunk(
+    rv, w_play, tried, w_ins, tried_ins, xtx, xty, ins_xtx, ins_xty, pre_xtx, pre_xty, totals, words, n_rounds,
+    seats, seat, epsilon, kinds, actions, insurance, work, at_table,
+):  # fmt: skip
+    """Play ``n_rounds`` rounds of a fresh shoe, the learner in ``seat`` (-1: every seat) greedy in
+    the frozen weights (``tried``: which actions have data) with epsilon exploration; add the
+    chunk's statistics to the (zeroed) output arrays."""
+    st, hands, shoe, res, mask, prngs, prng, trace, prob, feats, depth, cut, explored, weight, ins_mask, x0, qv = work
+    st[:] = 0
+    hands[:, :] = 0
+    E.set_seats(st, seats)
+    E.load_rules(st, rv)
+    E.fresh_shoe(st, shoe, int(rv[E.R_DECKS]), words)
+    for k in range(4):
+        prng[k] = words[4 + k]
+        prngs[0, k] = words[8 + k]
+    for s in range(E.MAX_SEATS):
+        st[E.seat_slot(s, E.SEAT_POLICY)] = 0  # the other seats: the table policy given
+    stop = EVERY_SEAT if seat < 0 else seat
+    for _ in range(n_rounds):
+        features(st, E.shuffle_due(st), x0)
+        for s in range(seats):
+            depth[s] = 0
+            cut[s] = 0
+            explored[s] = 0
+        play_until(st, hands, shoe, rv, res, -1, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+        while st[E.S_PHASE] != E.P_OVER:
+            if st[E.S_PHASE] == E.P_SETTLE:  # nothing to decide: STAND settles the round
+                play_until(
+                    st, hands, shoe, rv, res, E.STAND, stop, kinds, actions, insurance, mask, prngs, None, at_table
+                )
+                continue
+            s = E.acting_seat(st, at_table)
+            d = depth[s]
+            x = feats[s, d]
+            features(st, False, x)
+            if st[E.S_PHASE] == E.P_INSURANCE:
+                cell = st[E.S_NATURAL]
+                for k in range(2):
+                    qv[k] = _dot(w_ins[cell, k], x)
+                best = _greedy(qv, tried_ins[cell], ins_mask, 2)
+                choice, p_best = _epsilon_greedy(prng, epsilon, best, ins_mask, 2)
+                action = E.INSURANCE if choice == 1 else E.NO_INSURANCE
+                trace[s, d, 0] = -1
+                trace[s, d, 1] = cell
+            else:
+                E.legal_mask(st, hands, mask)
+                row, col, _ = table_cell(st, hands)
+                for k in range(N_PLAY):
+                    qv[k] = _dot(w_play[row, col, k], x) if mask[k] else 0.0
+                best = _greedy(qv, tried[row, col], mask, N_PLAY)
+                choice, p_best = _epsilon_greedy(prng, epsilon, best, mask, N_PLAY)
+                action = choice
+                trace[s, d, 0] = row
+                trace[s, d, 1] = col
+            trace[s, d, 2] = choice
+            prob[s, d] = p_best
+            if choice != best:
+                cut[s] = d
+                explored[s] = 1
+            depth[s] = d + 1
+            totals[T_DECISIONS] += 1
+            play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+        for s in range(seats):
+            if seat >= 0 and s != seat:
+                continue
+            reward = res[s * E.RES_SIZE + E.RES_REWARD]
+            totals[T_SUM] += reward
+            weight[s] = _credit(s, reward, trace, prob, feats, depth[s], cut[s], xtx, xty, ins_xtx, ins_xty)
+            if explored[s] == 0:  # every choice greedy: a sample of the greedy policy's round
+                _add(pre_xtx, pre_xty, x0, weight[s], reward)
+        totals[T_ROUNDS] += 1
+
+
+def ridge_solve(xtx: np.ndarray, xty: np.ndarray, ridge: float = RIDGE) -> tuple[np.ndarray, np.ndarray]:
+    """Weights (``[..., NF]``) and whether each has data, from the upper-triangle X'WX and X'Wy
+    (``[..., NF, NF]``, ``[..., NF]``): the ridge toward the count-free mean of the module docstring."""
+    upper = np.triu(xtx)
+    a = upper + np.swapaxes(np.triu(xtx, 1), -1, -2)
+    n = a[..., 0, 0]
+    tried = n > 0
+    safe = np.where(tried, n, 1.0)[..., None]
+    # (a feature never away from 0 in a cell keeps a small ridge: the system stays solvable)
+    scale = np.where(tried[..., None], np.maximum(np.diagonal(a, axis1=-2, axis2=-1) / safe, 1e-3), 1.0)
+    scale[..., 0] = 1.0
+    mean = np.where(tried, xty[..., 0] / safe[..., 0], 0.0)
+    lhs = a + ridge * scale[..., None] * np.eye(NF)
+    rhs = xty.copy()
+    rhs[..., 0] += ridge * mean
+    return np.linalg.solve(lhs, rhs[..., None])[..., 0], tried
+
+
+class LinearAgent:
+    """The composition learner (module docstring) for ``rules`` (a shoe with a cut card).
+
+    Args:
+        rules: the game.
+        bets: the allowed bets, increasing (0 sits a round out: needs seats >= 2 and one seat).
+        seats, seat: the table, and the learner's seat (-1: every seat, one shared policy).
+        epsilon: the chance of a uniformly random legal action at each decision while learning.
+        seed: fixes every card and exploration draw of the run.
+        chunk_rounds: rounds per seeded chunk (its policy is frozen; checkpoints fall between chunks).
+    """
+
+    kind = KIND
+
+    def __init__(
+        self,
+        rules: Rules | str | Mapping[str, Any],
+        bets: Sequence[float] = (1.0,),
+        seats: int = 1,
+        seat: int = 0,
+        epsilon: float = 0.1,
+        seed: int = 0,
+        chunk_rounds: int = 1 << 16,
+    ) -> None:
+        from blackjack_env.agents.count_table import check_table
+
+        self.rules = Rules.coerce(rules)
+        self.bets = tuple(float(b) for b in bets)
+        check_table(self.rules, self.bets, seats, seat, epsilon, chunk_rounds)
+        LinearModel(*_zero_weights(), self.bets)  # the bets a model can hold (one line if not)
+        self.seats, self.seat = int(seats), int(seat)
+        self.epsilon = float(epsilon)
+        self.seed = int(seed)
+        self.chunk_rounds = int(chunk_rounds)
+        self.xtx = np.zeros((N_ROWS, N_UP, N_PLAY, NF, NF))
+        self.xty = np.zeros((N_ROWS, N_UP, N_PLAY, NF))
+        self.ins_xtx = np.zeros((2, 2, NF, NF))
+        self.ins_xty = np.zeros((2, 2, NF))
+        self.pre_xtx = np.zeros((NF, NF))
+        self.pre_xty = np.zeros(NF)
+        self.rounds = 0
+        self.chunks = 0
+        self.decisions = 0
+        self._basic: StrategyTable | None = None
+
+    _STATS = ("xtx", "xty", "ins_xtx", "ins_xty", "pre_xtx", "pre_xty")
+
+    # ----------------------------------------------------------------- learning
+    def _work(self) -> tuple[Any, ...]:
+        n = max(self.seats, 1)
+        return (
+            np.zeros(E.ST_SIZE, np.int64),
+            E.new_hands(self.seats),
+            E.new_shoe(self.rules.decks),
+            E.new_res(self.seats),
+            np.zeros(E.N_ACTIONS, np.bool_),
+            np.zeros((1, 4), np.int64),
+            np.zeros(4, np.int64),
+            np.zeros((n, MAX_DECISIONS, 3), np.int64),
+            np.zeros((n, MAX_DECISIONS), np.float64),
+            np.zeros((n, MAX_DECISIONS, NF), np.float64),
+            np.zeros(n, np.int64),
+            np.zeros(n, np.int64),
+            np.zeros(n, np.int64),
+            np.zeros(n, np.float64),
+            np.ones(2, np.bool_),
+            np.zeros(NF, np.float64),
+            np.zeros(N_PLAY, np.float64),
+        )
+
+    def chunk_inputs(self, index: int) -> tuple[np.ndarray, ...]:
+        """What chunk ``index`` plays with: its seed words and the frozen weights."""
+        words = E.seed_words(np.random.SeedSequence([self.seed, index]), 3)
+        w_play, tried = ridge_solve(self.xtx, self.xty)
+        w_ins, tried_ins = ridge_solve(self.ins_xtx, self.ins_xty)
+        return words, w_play, tried, w_ins, tried_ins
+
+    def play_chunk(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        """One chunk's statistics (the six sums, then the totals) from its inputs."""
+        words, w_play, tried, w_ins, tried_ins = inputs
+        out = (*(np.zeros_like(getattr(self, name)) for name in self._STATS), np.zeros(3))
+        others = self.basic_table()
+        _learn_chunk(
+            self.rules.to_array(),
+            w_play,
+            tried,
+            w_ins,
+            tried_ins,
+            *out,
+            words,
+            self.chunk_rounds,
+            self.seats,
+            self.seat,
+            self.epsilon,
+            np.array([POLICY_TABLE], np.int64),
+            others.actions[None].copy(),
+            others.insurance[None].copy(),
+            self._work(),
+            E.table_kind(self.seats),
+        )
+        return out
+
+    def merge(self, chunk: tuple[np.ndarray, ...]) -> tuple[int, float]:
+        """Add a chunk's statistics (in chunk order); returns its (rounds, mean learner result)."""
+        *sums, totals = chunk
+        for name, value in zip(self._STATS, sums, strict=True):
+            getattr(self, name).__iadd__(value)
+        self.rounds += int(totals[T_ROUNDS])
+        self.decisions += int(totals[T_DECISIONS])
+        self.chunks += 1
+        seats = self.seats if self.seat < 0 else 1
+        return int(totals[T_ROUNDS]), float(totals[T_SUM] / max(totals[T_ROUNDS] * seats, 1))
+
+    def learn_chunk(self) -> tuple[int, float]:
+        """Play and merge the next chunk."""
+        return self.merge(self.play_chunk(self.chunk_inputs(self.chunks)))
+
+    # ----------------------------------------------------------------- export
+    def basic_table(self) -> StrategyTable:
+        """The rules' basic strategy: the other seats' play (never the learner's starting point)."""
+        if self._basic is None:
+            from blackjack_env.solver import solve
+
+            self._basic = solve(self.rules).table
+        return self._basic
+
+    def model(self, name: str = "linear") -> LinearModel:
+        """The learned weights and bets as a compiled-policy model."""
+        w_play, tried = ridge_solve(self.xtx, self.xty)
+        w_ins, _ = ridge_solve(self.ins_xtx, self.ins_xty)
+        w_bet, _ = ridge_solve(self.pre_xtx, self.pre_xty)
+        return LinearModel(w_play, tried, w_ins, w_bet, self.bets, name)
+
+    # ----------------------------------------------------------------- files
+    def save(self, path: str | Path) -> None:
+        """agent.json, the model (MODEL_FILE) and the statistics (each written atomically)."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        manifest = {
+            "kind": KIND,
+            "rules": self.rules.to_dict(),
+            "bets": list(self.bets),
+            "seats": self.seats,
+            "seat": self.seat,
+            "epsilon": self.epsilon,
+            "seed": self.seed,
+            "chunk_rounds": self.chunk_rounds,
+            "ridge": RIDGE,
+            "model": MODEL_FILE,
+        }
+        tmp = path / (STATS_FILE + ".tmp.npz")
+        np.savez(
+            tmp,
+            **{name: getattr(self, name) for name in self._STATS},
+            counters=np.array([self.rounds, self.chunks, self.decisions], np.int64),
+        )
+        tmp.replace(path / STATS_FILE)
+        self.model().save(path / MODEL_FILE)
+        tmp_manifest = path / "agent.json.tmp"
+        tmp_manifest.write_text(json.dumps(manifest, indent=2))
+        tmp_manifest.replace(path / "agent.json")
+
+    @classmethod
+    def load(cls, path: str | Path) -> LinearAgent:
+        manifest = json.loads((Path(path) / "agent.json").read_text())
+        agent = cls(
+            Rules.from_dict(manifest["rules"]),
+            bets=manifest["bets"],
+            seats=manifest["seats"],
+            seat=manifest["seat"],
+            epsilon=manifest["epsilon"],
+            seed=manifest["seed"],
+            chunk_rounds=manifest["chunk_rounds"],
+        )
+        with np.load(Path(path) / STATS_FILE) as data:
+            for name in cls._STATS:
+                getattr(agent, name)[:] = data[name]
+            agent.rounds, agent.chunks, agent.decisions = (int(x) for x in data["counters"])
+        return agent
+
+
+def _zero_weights() -> tuple[np.ndarray, ...]:
+    return (
+        np.zeros((N_ROWS, N_UP, N_PLAY, NF)),
+        np.zeros((N_ROWS, N_UP, N_PLAY), np.bool_),
+        np.zeros((2, 2, NF)),
+        np.zeros(NF),
+    )
