@@ -77,19 +77,14 @@ def record_chunk(
     rounds, shoes begun] over every round played."""
     st, hands, shoe, res, mask, rngs = work
     decks = int(rv[E.R_DECKS])
-    n_cards = 52 * decks
     st[:] = 0
     hands[:, :] = 0
-    for i in range(n_cards):
-        shoe[i] = 1 + i % 13  # new_shoe's order
     E.set_seats(st, seats)
     E.load_rules(st, rv)
-    st[E.S_SHOE_LEN] = n_cards
-    st[E.S_SHOE_POS] = n_cards
+    E.fresh_shoe(st, shoe, decks, words)  # where every seeded shoe starts (the simulator's too)
     for s in range(E.MAX_SEATS):
         st[E.seat_slot(s, E.SEAT_POLICY)] = 0
     for k in range(4):
-        st[E.S_RNG + k] = words[k]
         rngs[0, k] = words[4 + k]
     reward_slot = seat * E.RES_SIZE + E.RES_REWARD
     sample = 0
