@@ -118,27 +118,31 @@ class CountTableTrainer:
     columns = SHOE_COLUMNS
 
     def __init__(self, args: Any, rules: Rules, out: Path, resume: bool) -> None:
-        from blackjack_env.agents.count_table import CountTableAgent
-
-        if resume:
-            self.agent = CountTableAgent.load(out)
-        else:
-            self.agent = CountTableAgent(
-                rules,
-                load_system(args.system),
-                bets=bets_of(args.bets, args.spread),
-                seats=args.seats,
-                seat=seat_of(args.seat, args.seats),
-                epsilon=args.epsilon,
-                seed=args.seed,
-                chunk_rounds=args.chunk_steps,
-            )
+        self.agent = self.new_agent(args, rules, out, resume)
         self.rules = rules
         self.out = out
         self.eval_rounds = args.eval_rounds
         self.seed = args.seed
         self.behaviour_ev = 0.0
         self._hilo: Policy | None = None
+
+    @staticmethod
+    def new_agent(args: Any, rules: Rules, out: Path, resume: bool) -> Any:
+        """The learner: the run's, loaded from ``out`` to resume, else a new one from the arguments."""
+        from blackjack_env.agents.count_table import CountTableAgent
+
+        if resume:
+            return CountTableAgent.load(out)
+        return CountTableAgent(
+            rules,
+            load_system(args.system),
+            bets=bets_of(args.bets, args.spread),
+            seats=args.seats,
+            seat=seat_of(args.seat, args.seats),
+            epsilon=args.epsilon,
+            seed=args.seed,
+            chunk_rounds=args.chunk_steps,
+        )
 
     @property
     def steps(self) -> int:
@@ -179,20 +183,33 @@ class CountTableTrainer:
             tmp.replace(self.out / HILO_FILE)
         return self._hilo
 
+    def learned_policies(self) -> tuple[Policy, Policy]:
+        """The learned policy as exported (with its bets), and the same at a flat bet of 1."""
+        basic_table = self.agent.basic_table()
+        strategy = self.agent.to_strategy()
+        flat = strategy.with_ramp([(0.0, 1.0)])
+        return Policy.from_counting(strategy, self.rules, basic_table), Policy.from_counting(
+            flat, self.rules, basic_table
+        )
+
+    def learned_figures(self) -> dict[str, float]:
+        """The export's own columns: its deviations, and the count from which it bets the most."""
+        strategy = self.agent.to_strategy()
+        ramp = strategy.ramp
+        top = [count for count, bet in ramp if bet == max(b for _, b in ramp)]
+        return {"deviations": float(len(strategy.indices)), "max_bet_from": top[0] if len(ramp) > 1 else math.nan}
+
     def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
         """The paired evaluation of the module docstring (per round, learned minus the other)."""
-        agent = self.agent
-        basic_table = agent.basic_table()
+        basic_table = self.agent.basic_table()
         basic = Policy.from_table(basic_table)
-        learned_strategy = agent.to_strategy()
-        learned = Policy.from_counting(learned_strategy, self.rules, basic_table)
+        learned, flat_learned = self.learned_policies()
         table = self.table()
         bet_run = simulate(self.rules, learned, rounds, seed, baseline=self.hilo_policy(), others=[basic], table=table)
-        flat_strategy = learned_strategy.with_ramp([(0.0, 1.0)])
         hilo_flat = built_in_strategy("hilo-i18-fab4", self.rules.hit_soft_17)
         flat_run = simulate(
             self.rules,
-            Policy.from_counting(flat_strategy, self.rules, basic_table),
+            flat_learned,
             rounds,
             seed,
             baseline=basic,
@@ -205,10 +222,7 @@ class CountTableTrainer:
             mean, stderr, _ = result.diff(policy)
             row.update({name: mean, f"{name}_low": mean - Z95 * stderr, f"{name}_high": mean + Z95 * stderr})
         row["flat_gain_hilo"] = flat.diff(1)[0] - flat.diff(2)[0]
-        row["deviations"] = float(len(learned_strategy.indices))
-        ramp = learned_strategy.ramp
-        top = [count for count, bet in ramp if bet == max(b for _, b in ramp)]
-        row["max_bet_from"] = top[0] if len(ramp) > 1 else math.nan
+        row.update(self.learned_figures())
         return row
 
 
@@ -216,8 +230,13 @@ def check_shoe_args(args: Any, rules: Rules) -> None:
     """Everything --env shoe can refuse, before anything is written (one line each)."""
     from blackjack_env.agents.count_table import CountTableAgent
 
+    if args.algo == "linear":
+        from .linear import check_linear_args
+
+        check_linear_args(args, rules)
+        return
     if args.algo != "tabular":
-        raise ValueError(f"--env shoe --algo {args.algo} is not built yet; --env shoe takes --algo tabular")
+        raise ValueError(f"--env shoe --algo {args.algo} is not built yet; --env shoe takes --algo tabular or linear")
     if args.reward != "sampled":
         raise ValueError("--env shoe learns from the dealt results (--reward sampled)")
     system = load_system(args.system)

@@ -1,0 +1,179 @@
+"""The composition learner (``blackjack-train --env shoe --algo linear``): from nothing it learns to play
+and bet with the unseen cards, its chunks merge exactly (resume = uninterrupted, same seed = same run),
+its run directory plays in ``blackjack-evaluate`` exactly as the learner's own evaluation, and bad
+input is one line, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from blackjack_env.agents.linear import LinearAgent
+from blackjack_env.counting import system
+from blackjack_env.evaluate.cli import main as evaluate_main
+from blackjack_env.evaluate.runner import simulate
+from blackjack_env.linear_policy import FEATURE_NAMES, LinearModel
+from blackjack_env.rules import Rules
+from blackjack_env.simulate import Policy, Table
+from blackjack_env.train.cli import main as train_main
+
+#: One deck dealt to 75%: the composition moves far, so a short run learns what it is worth.
+RULES = Rules.preset("ultimatebet").with_settings(["decks=1", "penetration=0.75"])
+ARGV_RULES = ["--set", "decks=1", "--set", "penetration=0.75"]
+T, FIVE = FEATURE_NAMES.index("T"), FEATURE_NAMES.index("5")
+
+
+@pytest.fixture(scope="module")
+def learned() -> LinearAgent:
+    """2.6 million rounds in one seat, bets 1 and 8: about ten seconds once compiled."""
+    agent = LinearAgent(RULES, bets=(1, 8), seed=3, chunk_rounds=1 << 18)
+    while agent.rounds < 2_600_000:
+        agent.learn_chunk()
+    return agent
+
+
+def _flat(model: LinearModel, agent: LinearAgent) -> Policy:
+    return Policy.from_linear(model.with_bets((1.0,)), RULES, agent.basic_table())
+
+
+def test_flat_bet_gain_over_basic_rises_above_zero(learned: LinearAgent) -> None:
+    """Played at a flat bet on identical shoes, the learned play beats basic strategy (it was given
+    none of it): the gain from playing the composition, which the untrained model is far from."""
+    basic = Policy.from_table(learned.basic_table())
+    untrained = LinearAgent(RULES, bets=(1, 8)).model()
+    before = simulate(RULES, _flat(untrained, learned), 200_000, seed=11, baseline=basic).result.diff()
+    after = simulate(RULES, _flat(learned.model(), learned), 1_000_000, seed=11, baseline=basic).result.diff()
+    assert before[0] < -0.1  # standing on everything
+    gain, stderr, _ = after
+    assert gain > 4 * stderr, (gain, stderr)
+
+
+def test_betting_model_rises_with_the_hilo_count_and_the_tens(learned: LinearAgent) -> None:
+    """The round's learned value grows with the ten excess and with Hi-Lo's true count (TC = -tags . x),
+    and the bets follow it: 8 at high counts, 1 at low ones, filed by Hi-Lo's count by the simulator."""
+    w = learned.model().bet
+    tags = np.array(system("hilo").tags, float)
+    assert w[T] > 0 > w[FIVE]
+    assert -(w[1:] @ tags) / (tags @ tags) > 0.003  # value per true count: about 0.5% published
+    run = simulate(RULES, Policy.from_linear(learned.model(), RULES, learned.basic_table()), 500_000, seed=12)
+    rows = {row["true_count"]: row for row in run.result.by_true_count() or []}
+    assert rows[5]["avg_bet"] > 6.0 and rows[-3]["avg_bet"] < 1.1  # (the count is not the composition)
+    assert rows[5]["ev_per_unit_bet"] > 0 > rows[-3]["ev_per_unit_bet"]
+
+
+def test_insurance_is_learned_by_the_tens(learned: LinearAgent) -> None:
+    ins = learned.model().insurance[0]  # no natural: [decline, take]
+    assert ins[1, T] - ins[0, T] > 0.02  # 3/52 of a unit per excess ten per deck, published
+    assert ins[1, 0] < ins[0, 0]  # declined at a full shoe's composition
+
+
+def test_resume_equals_uninterrupted_and_same_seed_same_run(tmp_path: Path) -> None:
+    rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
+
+    def fresh(seed: int = 7) -> LinearAgent:
+        return LinearAgent(rules, bets=(1, 2), seats=3, seat=-1, seed=seed, chunk_rounds=1 << 13)
+
+    whole = fresh()
+    for _ in range(4):
+        whole.learn_chunk()
+    half = fresh()
+    for _ in range(2):
+        half.learn_chunk()
+    half.save(tmp_path)
+    resumed = LinearAgent.load(tmp_path)
+    for _ in range(2):
+        resumed.learn_chunk()
+    for name in LinearAgent._STATS:
+        assert np.array_equal(getattr(whole, name), getattr(resumed, name)), name
+    assert (whole.rounds, whole.chunks, whole.decisions) == (resumed.rounds, resumed.chunks, resumed.decisions)
+    first, again, other = fresh(), fresh(), fresh(8)
+    for agent in (first, again, other):
+        agent.learn_chunk()
+    assert np.array_equal(first.xtx, again.xtx) and not np.array_equal(first.xtx, other.xtx)
+
+
+def _evaluate(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    assert evaluate_main([*argv, *ARGV_RULES, "--json", "--no-progress"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_run_dir_plays_in_evaluate_exactly(learned: LinearAgent, tmp_path: Path, capsys) -> None:
+    """blackjack-evaluate --policy RUN_DIR plays the saved model exactly as the learner's own
+    evaluation does: its bets, --spread 1-1 (a flat bet), and at a table with --baseline."""
+    learned.save(tmp_path)
+    model = learned.model()
+    assert np.array_equal(LinearModel.load(tmp_path / "linear-model.json").params(RULES), model.params(RULES))
+    own = simulate(RULES, Policy.from_linear(model, RULES, learned.basic_table()), 200_000, seed=11).result
+    summary = _evaluate(["--policy", str(tmp_path), "--rounds", "2e5", "--seed", "11"], capsys)
+    assert summary["ev"] == own.ev() and summary["avg_bet"] == own.avg_bet() > 1.0
+    basic = Policy.from_table(learned.basic_table())
+    table = Table(3, 1, basic)
+    flat = simulate(RULES, _flat(model, learned), 200_000, seed=4, baseline=basic, table=table).result
+    argv = ["--policy", str(tmp_path), "--spread", "1-1", "--seats", "3", "--seat", "1", "--baseline", "basic"]
+    summary = _evaluate([*argv, "--rounds", "2e5", "--seed", "4"], capsys)
+    assert summary["avg_bet"] == 1.0
+    assert (summary["ev"], summary["ev_diff"]) == (flat.ev(), flat.diff()[0])
+
+
+def test_bad_model_file_is_one_line(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "model.json"
+    data = LinearAgent(RULES).model().to_dict()
+    data["bet"] = [0.0, 1.0]
+    bad.write_text(json.dumps(data))
+    assert evaluate_main(["--policy", str(bad), *ARGV_RULES, "--rounds", "1000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bet: needs 11 finite weights" in err, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--env", "shoe"], "cut card"),
+        (["--env", "shoe", "--bets", "1,4,2", "--set", "penetration=0.75"], "--bets must increase"),
+        (
+            ["--env", "shoe", "--bets", "0,1", "--seats", "3", "--seat", "all", "--set", "penetration=0.75"],
+            "other players",
+        ),
+        (["--set", "penetration=0.75"], "add --env shoe"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, capsys, argv: list[str], says: str) -> None:
+    out = tmp_path / "run"
+    assert train_main(["--algo", "linear", *argv, "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and says in err, err
+    assert not out.exists()
+
+
+def _rows(run: Path) -> list[dict[str, str]]:
+    with (run / "metrics.csv").open() as f:
+        return [{k: v for k, v in row.items() if k != "wall_s"} for row in csv.DictReader(f)]
+
+
+def test_cli_run_resumes_exactly(tmp_path: Path) -> None:
+    """A run in two halves (--resume) equals one uninterrupted run: statistics, model, curve."""
+    whole, halves = tmp_path / "whole", tmp_path / "halves"
+    common = ["--env", "shoe", "--algo", "linear", *ARGV_RULES, "--seats", "2", "--seat", "all"]
+    common += [
+        "--chunk-steps",
+        "8192",
+        "--seed",
+        "2",
+        "--eval-every",
+        "16384",
+        "--eval-rounds",
+        "10000",
+        "--no-progress",
+    ]
+    assert train_main([*common, "--steps", "32768", "--out", str(whole)]) == 0
+    assert train_main([*common, "--steps", "16384", "--out", str(halves)]) == 0
+    assert train_main(["--out", str(halves), "--resume", "--steps", "32768", "--no-progress"]) == 0
+    with np.load(whole / "linear_stats.npz") as a, np.load(halves / "linear_stats.npz") as b:
+        for key in a.files:
+            assert np.array_equal(a[key], b[key]), key
+    assert (whole / "linear-model.json").read_text() == (halves / "linear-model.json").read_text()
+    assert _rows(whole) == _rows(halves) and [int(r["step"]) for r in _rows(whole)] == [0, 16384, 32768]
