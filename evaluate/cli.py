@@ -29,6 +29,7 @@ from .options import (
     OneLineParser,
     RunFeedback,
     add_backend_arguments,
+    add_ceiling_arguments,
     add_simulation_arguments,
     game_ceiling,
     note_compile,
@@ -60,15 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     exact.add_argument("--no-exact", action="store_true", help="skip the exact EV (saves the seconds it takes)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument(
-        "--ceiling",
-        action="store_true",
-        help="also the policy's gain over basic strategy (the baseline, paired) as a share of the ceiling: what "
-        "knowing the shoe before every round gains in the same game with the same bets (blackjack-strategy "
-        "--ceiling; needs a cut card; seconds per sampled shoe)",
-    )
-    parser.add_argument(
-        "--ceiling-samples", type=int, default=600, help="round-start shoes the ceiling analyses (default 600)"
+    add_ceiling_arguments(
+        parser,
+        "also the policy's gain over basic strategy (the baseline, paired) as a share of the ceiling: what "
+        "knowing the shoe before every round gains in the same game with the same bets",
     )
     return parser
 

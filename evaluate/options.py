@@ -145,6 +145,26 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local Ray)")
 
 
+#: Round-start shoes a command's --ceiling analyses by default.
+CEILING_SAMPLES = 600
+
+
+def add_ceiling_arguments(parser: argparse.ArgumentParser, what: str, samples: str = "round-start shoes") -> None:
+    """--ceiling and --ceiling-samples (blackjack-evaluate, its report and sweep; read by
+    ``game_ceiling``): ``what`` says what --ceiling adds to the command, ``samples`` what is sampled."""
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help=f"{what} (blackjack-strategy --ceiling; needs a cut card; seconds per sampled shoe)",
+    )
+    parser.add_argument(
+        "--ceiling-samples",
+        type=int,
+        default=CEILING_SAMPLES,
+        help=f"{samples} the ceiling analyses (default {CEILING_SAMPLES})",
+    )
+
+
 def game_ceiling(rules: Rules, args: argparse.Namespace) -> Any:
     """The ceiling of the game a command simulates (its seats, seed, workers and backend), for
     ``--ceiling`` in blackjack-evaluate and its sweep: one call, so both price the same game."""

@@ -54,6 +54,7 @@ from .options import (
     OneLineParser,
     RunFeedback,
     add_backend_arguments,
+    add_ceiling_arguments,
     add_simulation_arguments,
     game_ceiling,
     note_compile,
@@ -145,14 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-plot", action="store_true", help="write no plot")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing plot file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument(
-        "--ceiling",
-        action="store_true",
-        help="add each cell's share of the ceiling (what knowing the shoe before every round gains at that "
-        "penetration with the cell's bets; blackjack-strategy --ceiling): seconds per sampled shoe, per penetration",
-    )
-    parser.add_argument(
-        "--ceiling-samples", type=int, default=600, help="round-start shoes per penetration's ceiling (default 600)"
+    add_ceiling_arguments(
+        parser,
+        "add each cell's share of the ceiling: what knowing the shoe before every round gains at that penetration "
+        "with the cell's bets (one ceiling per penetration)",
+        samples="round-start shoes per penetration",
     )
     return parser
 

@@ -87,3 +87,35 @@ def test_blackjack_evaluate_runs_beside_another_evaluate_package(wheel: Path, tm
         cwd=tmp_path,
     )
     assert "the other evaluate package was imported" in where.stderr  # the stub is really on the path
+
+
+def test_the_wheel_ships_the_reports_templates_and_renders_from_them(wheel: Path, tmp_path: Path) -> None:
+    """report.md and report.html are rendered from template files (blackjack_env/evaluate/report/templates):
+    the wheel holds every one of them, and the installed package renders both documents from its own copy."""
+    names = zipfile.ZipFile(wheel).namelist()
+    templates = ROOT / "evaluate" / "report" / "templates"
+    for path in templates.rglob("*.j2"):
+        assert f"blackjack_env/evaluate/report/templates/{path.relative_to(templates).as_posix()}" in names
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    code = (
+        "from blackjack_env import Rules\n"
+        "from blackjack_env.simulate import OUTCOMES\n"
+        "from blackjack_env.evaluate.report import Estimate, Report, documents\n"
+        "ev = {'policy': Estimate.of(-0.01, 0.001), 'basic': Estimate.of(-0.005, 0.001)}\n"
+        "rates = {who: dict.fromkeys(OUTCOMES, 0.125) for who in ('policy', 'basic')}\n"
+        "report = Report('agent', Rules(), 1000, 0, False, ev, Estimate.of(-0.005, 0.0005), 1000, rates, None)\n"
+        "print(documents.TEMPLATES)\n"
+        "for markup in ('markdown', 'html'):\n"
+        "    print(documents.render(report, markup, img=lambda name: name))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(str(site))  # the wheel's templates, not the checkout's
+    assert "## Outcome rates" in done.stdout and "<h2>Outcome rates</h2>" in done.stdout
