@@ -94,7 +94,9 @@ def load_agent(path: str | Path) -> Agent:
     A count-table learner's run (``blackjack-train --env shoe``) loads as its
     :class:`~blackjack_env.agents.count_table.CountTableAgent`: it plays by the count, so it has no
     single strategy table; ``agent.to_strategy()`` is the counting strategy ``blackjack-evaluate
-    --policy RUN_DIR`` plays (its ``counting-strategy.json``)."""
+    --policy RUN_DIR`` plays (its ``counting-strategy.json``). A composition learner's run (``--algo
+    linear``) loads as its :class:`~blackjack_env.agents.linear.LinearAgent`, whose ``model()`` is what
+    ``blackjack-evaluate --policy RUN_DIR`` plays (its ``linear-model.json``)."""
     agent = _load_by_kind(path)
     if (Path(path) / TABLE_FILE).exists():  # kinds that play by the count write none
         check_table_file(path, agent.to_table())
@@ -147,4 +149,10 @@ def _load_by_kind(path: str | Path) -> Agent:
         from .count_table import CountTableAgent
 
         return CountTableAgent.load(path)  # type: ignore[return-value]  # plays by the count: no act()
-    raise ValueError(f"{path}: unknown agent kind {kind!r}; known: tabular, ppo, random, basic, count-table")
+    if kind == "composition-linear":
+        from .linear import LinearAgent
+
+        return LinearAgent.load(path)  # type: ignore[return-value]  # plays by the unseen cards: no act()
+    raise ValueError(
+        f"{path}: unknown agent kind {kind!r}; known: tabular, ppo, random, basic, count-table, composition-linear"
+    )

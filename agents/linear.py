@@ -312,6 +312,14 @@ class LinearAgent:
             self._basic = solve(self.rules).table
         return self._basic
 
+    def to_table(self) -> StrategyTable:
+        """Not a table: refused in one line naming what plays this agent (for ``load_agent`` callers)."""
+        raise ValueError(
+            "a composition learner plays by the unseen cards, not from one strategy table: use agent.model() "
+            "(a LinearModel; blackjack_env.simulate.Policy.from_linear plays it) or blackjack-evaluate "
+            "--policy RUN_DIR (its linear-model.json)"
+        )
+
     def model(self, name: str = "linear") -> LinearModel:
         """The learned weights and bets as a compiled-policy model."""
         w_play, tried = ridge_solve(self.xtx, self.xty)

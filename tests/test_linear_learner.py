@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from blackjack_env.agents.base import load_agent
 from blackjack_env.agents.linear import LinearAgent
 from blackjack_env.counting import system
 from blackjack_env.evaluate.cli import main as evaluate_main
@@ -110,6 +111,10 @@ def test_run_dir_plays_in_evaluate_exactly(learned: LinearAgent, tmp_path: Path,
     own = simulate(RULES, Policy.from_linear(model, RULES, learned.basic_table()), 200_000, seed=11).result
     summary = _evaluate(["--policy", str(tmp_path), "--rounds", "2e5", "--seed", "11"], capsys)
     assert summary["ev"] == own.ev() and summary["avg_bet"] == own.avg_bet() > 1.0
+    loaded = load_agent(tmp_path)  # the run directory loads as the learner, whose model() is what plays
+    assert isinstance(loaded, LinearAgent) and loaded.model().to_dict() == model.to_dict()
+    with pytest.raises(ValueError, match=r"linear-model\.json"):
+        loaded.to_table()
     basic = Policy.from_table(learned.basic_table())
     table = Table(3, 1, basic)
     flat = simulate(RULES, _flat(model, learned), 200_000, seed=4, baseline=basic, table=table).result
