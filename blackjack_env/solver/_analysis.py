@@ -136,7 +136,11 @@ class Model:
             self.cache = dealer_cache(rules)
         self.space: HandSpace = hand_space()
         self.dealer = dealer_arrays(rules.hit_soft_17)
+        #: What the backward pass reads of the game (see ``_kernels.backward``).
+        self.game = (self.shoe, self.infinite, self.rv, self.dealer)
         sp = self.space
+        #: The hand space's arrays as the backward pass takes them.
+        self.arrays = (sp.counts, sp.n_cards, sp.total, sp.child, sp.proc, sp.cell_start, sp.cell_row)
         self.natural_id = sp.two_card[(1, 10)]
         self.two = np.flatnonzero(sp.n_cards == 2)
         self.pair_value = np.zeros(sp.size, np.int64)  # value 1..10 of a two-card pair, else 0
@@ -194,53 +198,30 @@ class Model:
         mode: int,
         weights: np.ndarray,
     ) -> UpResult:
-        sp = self.space
-        m = sp.size
+        """The kernel's backward pass against ``up`` (see ``_kernels.backward``) into a new UpResult."""
+        m = self.space.size
         r = UpResult(*(np.zeros(m) for _ in range(6)), np.zeros((N_ROWS, K.N_CELL)))
-        K.backward(
-            up,
-            base_removed,
-            need,
-            self.shoe,
-            self.infinite,
-            self.rv,
-            sp.counts,
-            sp.total,
-            sp.soft,
-            sp.child,
-            sp.proc,
-            sp.cell_start,
-            sp.cell_row,
-            actions,
-            mode,
-            weights,
-            self.dealer,
-            self.cache,
-            r.js,
-            r.jh,
-            r.jd,
-            r.jr,
-            r.val,
-            r.pbj,
-            r.cells,
-        )
+        out = (r.js, r.jh, r.jd, r.jr, r.val, r.pbj, r.cells)
+        K.backward(up, base_removed, need, self.game, self.cache, self.arrays, actions, mode, weights, out)
         return r
+
+    def legal(self, up: int, total: int) -> tuple[np.ndarray, np.ndarray]:
+        """Legal actions of an unsplit and of a split two-card hand at ``total`` (no SPLIT), as the
+        backward pass decides them (``_kernels.cell_legal``)."""
+        legal2 = np.zeros(5, np.bool_)
+        legal_split = np.zeros(5, np.bool_)
+        K.cell_legal(self.rv, up, total, legal2, legal_split)
+        return legal2, legal_split
 
     def legal2(self, up: int, total: int, pair: bool) -> np.ndarray:
         """Legal actions of an unsplit two-card hand (SPLIT only for a splittable pair)."""
-        legal = np.zeros(5, np.bool_)
-        legal[E.STAND] = legal[E.HIT] = True
-        legal[E.DOUBLE] = bool(K.double_ok(self.rv, total))
-        legal[E.SURRENDER] = bool(K.surrender_ok(self.rv, up))
+        legal = self.legal(up, total)[0]
         legal[E.SPLIT] = pair
         return legal
 
     def legal_split(self, total: int) -> np.ndarray:
         """Legal actions of a two-card split hand that may be played on (no surrender)."""
-        legal = np.zeros(5, np.bool_)
-        legal[E.STAND] = legal[E.HIT] = True
-        legal[E.DOUBLE] = self.rules.double_after_split and bool(K.double_ok(self.rv, total))
-        return legal
+        return self.legal(1, total)[1]
 
     def first_actions(self, up: int, actions: np.ndarray) -> np.ndarray:
         """The action each hand takes first under a table, per role (W_DEAL, W_SPLIT, W_MULTI)."""
@@ -310,9 +291,7 @@ class Model:
             total = int(sp.total[h])
             if total >= 21 or locked:
                 return float(res.js[h])
-            legal = np.zeros(5, np.bool_)
-            legal[E.STAND] = legal[E.HIT] = True
-            legal[E.DOUBLE] = rules.double_after_split and bool(K.double_ok(self.rv, total))
+            legal = self.legal_split(total)
             options = (res.js[h], res.jh[h], res.jd[h])
             if composition:
                 return float(max(options[a] for a in range(3) if legal[a]))

@@ -242,179 +242,202 @@ def choose_order(a2, w2, a_split, w_split, am, wm, legal2, legal_split, force_st
             out[:] = order
 
 
+@njit(cache=True, inline="always")
+def stand_value(total, dist, c):
+    """Joint value of standing on ``total`` against the dealer's distribution ``dist``; c is
+    :func:`bj_coef` (whether this hand pays a dealer blackjack found after play)."""
+    s = dist[O_BUST] - c * dist[O_BJ]
+    for o in range(5):
+        d_total = 17 + o
+        if total > d_total:
+            s += dist[o]
+        elif total < d_total:
+            s -= dist[o]
+    return s
+
+
 @njit(cache=True)
-def backward(
-    up,
-    base_removed,
-    need,
-    shoe,
-    infinite,
-    rv,
-    counts,
-    total,
-    soft,
-    child,
-    proc,
-    cell_start,
-    cell_row,
-    actions,
-    mode,
-    weights,
-    ds,
-    cache,
-    js,
-    jh,
-    jd,
-    jr,
-    val,
-    pbj,
-    cells,
-):
-    """Values of every hand against one up card.
+def hole_bj_after(up, v, n_left, aces_left, tens_left):
+    """Chance the hole card completes a dealer blackjack once value ``v`` is drawn from a finite
+    shoe holding n_left cards (aces_left aces, tens_left ten-values): a hand that busts is
+    settled against the hole card drawn from what is left after it."""
+    hits = 0.0
+    if up == 1:
+        hits = tens_left - (1.0 if v == 9 else 0.0)
+    elif up == 10:
+        hits = aces_left - (1.0 if v == 0 else 0.0)
+    return hits / (n_left - 1.0) if n_left > 1.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def draw_values(h, child, up, shoe, infinite, rv, removed, probs, pb, js, val):
+    """Joint values of hitting a hand (then playing on by ``val``) and of doubling it (one card,
+    then standing by ``js``), per unit bet. child[h, v]: the hand after drawing value v (-1:
+    bust), valued already; removed, probs: the cards out and next-card chances with the hand out.
+    Inlined (numba's inline), the hole-card chance after a bust from scalars: as calls taking
+    arrays, the reference counts of those arrays made the whole pass about 1.4x slower."""
+    n_left = 0.0
+    if not infinite:
+        for w in range(10):
+            n_left += shoe[w] - removed[w]
+    aces_left = shoe[0] - removed[0]
+    tens_left = shoe[9] - removed[9]
+    hit = 0.0
+    dbl = 0.0
+    for v in range(10):
+        p = probs[v]
+        if p == 0.0:
+            continue
+        nxt = child[h, v]
+        if nxt < 0:
+            pb2 = pb if infinite else hole_bj_after(up, v, n_left, aces_left, tens_left)
+            hit += p * bust_value(rv, 1.0, pb2)
+            dbl += p * bust_value(rv, 2.0, pb2)
+        else:
+            hit += p * val[nxt]
+            dbl += p * 2.0 * js[nxt]
+    return hit, dbl
+
+
+@njit(cache=True, inline="always")
+def add_to_sums(sums, actions_at, weight_at, w, norm, stand, hit, dbl, doubles):
+    """Add one hand, deciding ``w`` times, to a population's weighted sums in a row's cells:
+    weights at weight_at (plain, then given no dealer blackjack), action values from actions_at."""
+    sums[weight_at] += w
+    sums[weight_at + 1] += w * norm
+    sums[actions_at + STAND] += w * stand
+    sums[actions_at + HIT] += w * hit
+    if doubles:
+        sums[actions_at + DOUBLE] += w * dbl
+
+
+@njit(cache=True)
+def value_cell(hands, up, base_removed, need, game, memo, space, weights, work, out, sums):
+    """Every hand of one cell (``hands``) valued against ``up``: out's js, jh, jd, jr, pbj (zeros
+    where its cards are not in the shoe), and the cell's weighted sums (``sums``) over the three
+    populations deciding there. The tuples are unpacked here, once per cell: unpacked per hand,
+    their reference counting doubled the pass's time. work: (removed, probs, rem, reach, dist)."""
+    shoe, infinite, rv, ds = game
+    counts, n_cards, total, child = space[0], space[1], space[2], space[3]
+    removed, probs, rem, reach, dist = work
+    js, jh, jd, jr, val, pbj = out[0], out[1], out[2], out[3], out[4], out[5]
+    c = bj_coef(rv)
+    surr = surrender_ok(rv, up)
+    sums[:] = 0.0
+    for h in hands:
+        if need >= 0 and counts[h, need] == 0:
+            continue
+        for v in range(10):
+            removed[v] = base_removed[v] + counts[h, v]
+        if not draw_probs(shoe, removed, infinite, probs):
+            js[h] = jh[h] = jd[h] = jr[h] = val[h] = pbj[h] = 0.0
+            continue
+        pb = bj_prob(up, probs)
+        pbj[h] = pb
+        dealer_cached(up, removed, shoe, infinite, ds, memo, rem, reach, dist)
+        js[h] = stand_value(total[h], dist, c)
+        jh[h], jd[h] = draw_values(h, child, up, shoe, infinite, rv, removed, probs, pb, js, val)
+        two = n_cards[h] == 2
+        jr[h] = surrender_value(rv, pb) if (two and surr) else NEG
+        norm = 1.0 - pb if c == 0.0 else 1.0
+        if two:
+            add_to_sums(sums, C_A2, C_W2, weights[W_DEAL, h], norm, js[h], jh[h], jd[h], True)
+            if surr:
+                sums[C_A2 + SURRENDER] += weights[W_DEAL, h] * jr[h]
+            add_to_sums(sums, C_AS, C_WS, weights[W_SPLIT, h], norm, js[h], jh[h], jd[h], True)
+        else:
+            add_to_sums(sums, C_AM, C_WM, weights[W_MULTI, h], norm, js[h], jh[h], 0.0, False)
+
+
+@njit(cache=True)
+def cell_legal(rv, up, total, legal2, legal_split):
+    """Fill the actions a cell's unsplit two-card hands (legal2) and two-card split hands
+    (legal_split) may take against ``up`` at ``total``; SPLIT is left to the pair rows."""
+    legal2[:] = False
+    legal2[STAND] = True
+    legal2[HIT] = True
+    legal2[DOUBLE] = double_ok(rv, total)
+    legal2[SURRENDER] = surrender_ok(rv, up)
+    legal_split[:] = False
+    legal_split[STAND] = True
+    legal_split[HIT] = True
+    legal_split[DOUBLE] = rv[E.R_DAS] != 0 and double_ok(rv, total)
+
+
+@njit(cache=True)
+def decide_cell(rv, up, total, sums, order):
+    """The preference order of one cell (row at ``total``, up card ``up``) from its sums."""
+    legal2 = np.zeros(5, np.bool_)
+    legal_split = np.zeros(5, np.bool_)
+    cell_legal(rv, up, total, legal2, legal_split)
+    choose_order(
+        sums[C_A2 : C_A2 + 5],
+        sums[C_W2],
+        sums[C_AS : C_AS + 5],
+        sums[C_WS],
+        sums[C_AM : C_AM + 2],
+        sums[C_WM],
+        legal2,
+        legal_split,
+        total >= 21,
+        order,
+    )
+
+
+@njit(cache=True)
+def settle_cell(hands, need, counts, total, multi, composition, js, jh, val):
+    """Each hand's value once its cell is decided (val, what a hit leading here is worth): its own
+    best of stand and hit (composition), else the cell's multi-card choice ``multi``."""
+    for h in hands:
+        if need >= 0 and counts[h, need] == 0:
+            continue
+        if composition and total[h] < 21:
+            val[h] = max(js[h], jh[h])
+        elif total[h] >= 21 or multi == STAND:
+            val[h] = js[h]
+        else:
+            val[h] = jh[h]
+
+
+@njit(cache=True)
+def backward(up, base_removed, need, game, memo, space, actions, mode, weights, out):
+    """Values of every hand against one up card, cell by cell from high totals down (a hit always
+    lands in a cell valued already).
 
     mode: MODE_EVALUATE reads each row's order from actions, MODE_OPTIMIZE decides it (and writes
     it to actions), MODE_COMPOSITION lets every hand take its own best action (no table).
-
     base_removed: cards out of the shoe besides the hand itself (the up card, split cards).
     need: only hands holding this value index are evaluated (split hands), -1 for all.
+    game: (shoe, infinite, rules vector, dealer space arrays), see ``Model.game``; memo: the
+    dealer outcomes already computed for this shoe (a typed dict, kept apart: a tuple holding it
+    is typed slowly at every call from Python).
+    space: (counts, n_cards, total, child, proc, cell_start, cell_row) of the hand space.
     weights[W_DEAL / W_SPLIT / W_MULTI, h]: how often each hand is decided as an unsplit
     two-card hand, a two-card split hand, a multi-card hand.
-    Writes per hand: js, jh, jd (per unit bet, joint values), jr, val (multi-card policy value),
-    pbj (chance of a dealer blackjack from what is left); per row, cells[row, C_*]: the weighted
-    sums the decisions and reports use.
-    ds: the dealer space arrays for the rules' soft-17 rule (counts, n_cards, start, child, outcome).
+    out: (js, jh, jd, jr, val, pbj, cells) written: per hand and unit bet the joint values of
+    stand, hit, double, surrender, the value under the policy, the chance of a dealer blackjack
+    from what is left; per row, cells[row, C_*]: the weighted sums the decisions and reports use.
     """
-    c = bj_coef(rv)
-    reach = np.empty(len(ds[1]), np.float64)
-    removed = np.empty(10, np.int64)
-    probs = np.empty(10, np.float64)
-    rem = np.empty(10, np.float64)
-    dist = np.empty(N_OUT, np.float64)
-    legal2 = np.zeros(5, np.bool_)
-    legal_split = np.zeros(5, np.bool_)
-    surr = surrender_ok(rv, up)
-    das = rv[E.R_DAS] != 0
-    col = up - 1
+    rv = game[2]
+    counts, total, proc, cell_start, cell_row = space[0], space[2], space[4], space[5], space[6]
+    work = (
+        np.empty(10, np.int64),
+        np.empty(10, np.float64),
+        np.empty(10, np.float64),
+        np.empty(len(game[3][1]), np.float64),
+        np.empty(N_OUT, np.float64),
+    )
     order = np.empty(5, np.int64)
-    n_cells = len(cell_row)
-    for ci in range(n_cells):
+    col = up - 1
+    for ci in range(len(cell_row)):
         row = cell_row[ci]
-        sums = cells[row]
-        sums[:] = 0.0
-        for k in range(cell_start[ci], cell_start[ci + 1]):
-            h = proc[k]
-            if need >= 0 and counts[h, need] == 0:
-                continue
-            n_cards = 0
-            for v in range(10):
-                removed[v] = base_removed[v] + counts[h, v]
-                n_cards += counts[h, v]
-            if not draw_probs(shoe, removed, infinite, probs):
-                js[h] = 0.0
-                jh[h] = 0.0
-                jd[h] = 0.0
-                jr[h] = 0.0
-                val[h] = 0.0
-                pbj[h] = 0.0
-                continue
-            pb = bj_prob(up, probs)
-            pbj[h] = pb
-            t = total[h]
-            dealer_cached(up, removed, shoe, infinite, ds, cache, rem, reach, dist)
-            s = dist[O_BUST] - c * dist[O_BJ]
-            for o in range(5):
-                d_total = 17 + o
-                if t > d_total:
-                    s += dist[o]
-                elif t < d_total:
-                    s -= dist[o]
-            js[h] = s
-            hit = 0.0
-            dbl = 0.0
-            for v in range(10):
-                p = probs[v]
-                if p == 0.0:
-                    continue
-                nxt = child[h, v]
-                if nxt < 0:
-                    # bust: the hole card is drawn from what is left after this card too
-                    if infinite:
-                        pb2 = pb
-                    else:
-                        n_left = 0.0
-                        for w in range(10):
-                            n_left += shoe[w] - removed[w]
-                        hits = 0.0
-                        if up == 1:
-                            hits = shoe[9] - removed[9] - (1.0 if v == 9 else 0.0)
-                        elif up == 10:
-                            hits = shoe[0] - removed[0] - (1.0 if v == 0 else 0.0)
-                        pb2 = hits / (n_left - 1.0) if n_left > 1.0 else 0.0
-                    hit += p * bust_value(rv, 1.0, pb2)
-                    dbl += p * bust_value(rv, 2.0, pb2)
-                else:
-                    hit += p * val[nxt]
-                    dbl += p * 2.0 * js[nxt]
-            jh[h] = hit
-            jd[h] = dbl
-            jr[h] = surrender_value(rv, pb) if (n_cards == 2 and surr) else NEG
-            norm = 1.0 - pb if c == 0.0 else 1.0
-            if n_cards == 2:
-                w = weights[W_DEAL, h]
-                sums[C_W2] += w
-                sums[C_W2N] += w * norm
-                sums[C_A2 + STAND] += w * js[h]
-                sums[C_A2 + HIT] += w * hit
-                sums[C_A2 + DOUBLE] += w * dbl
-                if surr:
-                    sums[C_A2 + SURRENDER] += w * jr[h]
-                w = weights[W_SPLIT, h]
-                sums[C_WS] += w
-                sums[C_WSN] += w * norm
-                sums[C_AS + STAND] += w * js[h]
-                sums[C_AS + HIT] += w * hit
-                sums[C_AS + DOUBLE] += w * dbl
-            else:
-                w = weights[W_MULTI, h]
-                sums[C_WM] += w
-                sums[C_WMN] += w * norm
-                sums[C_AM + STAND] += w * js[h]
-                sums[C_AM + HIT] += w * hit
-        t_row = total[proc[cell_start[ci]]]
-        legal2[:] = False
-        legal2[STAND] = True
-        legal2[HIT] = True
-        legal2[DOUBLE] = double_ok(rv, t_row)
-        legal2[SURRENDER] = surr
-        legal_split[:] = False
-        legal_split[STAND] = True
-        legal_split[HIT] = True
-        legal_split[DOUBLE] = das and double_ok(rv, t_row)
+        hands = proc[cell_start[ci] : cell_start[ci + 1]]
+        value_cell(hands, up, base_removed, need, game, memo, space, weights, work, out, out[6][row])
         if mode == MODE_OPTIMIZE:
-            choose_order(
-                sums[C_A2 : C_A2 + 5],
-                sums[C_W2],
-                sums[C_AS : C_AS + 5],
-                sums[C_WS],
-                sums[C_AM : C_AM + 2],
-                sums[C_WM],
-                legal2,
-                legal_split,
-                t_row >= 21,
-                order,
-            )
+            decide_cell(rv, up, total[hands[0]], out[6][row], order)
             actions[row, col, :] = order
         multi = first_of(actions[row, col], STAND, HIT)
-        for k in range(cell_start[ci], cell_start[ci + 1]):
-            h = proc[k]
-            if need >= 0 and counts[h, need] == 0:
-                continue
-            if mode == MODE_COMPOSITION and total[h] < 21:
-                val[h] = max(js[h], jh[h])
-            elif total[h] >= 21 or multi == STAND:
-                val[h] = js[h]
-            else:
-                val[h] = jh[h]
+        settle_cell(hands, need, counts, total, multi, mode == MODE_COMPOSITION, out[0], out[1], out[4])
 
 
 @njit(cache=True)
