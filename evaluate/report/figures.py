@@ -333,6 +333,7 @@ def ceiling_figure(ceiling: Ceiling, policy: str) -> Figure:
             yerr = [[100 * (value - ci[0])], [100 * (ci[1] - value)]]
             gain_ax.errorbar([i], [100 * value], yerr=yerr, fmt="none", color="black", capsize=6)
     gain_ax.axhline(0, color="black", lw=0.8)
+    gain_ax.annotate("0: the baseline", (0, 0), xytext=(0, 4), textcoords="offset points", ha="center", fontsize=8)
     gain_ax.set_xticks(range(len(rows)), [name for name, *_ in rows])
     gain_ax.set_ylabel("gain over basic strategy\nper 100 rounds (units)")
     gain_ax.set_title(f"{ceiling.bets_text}; 95% CIs", fontsize=9, loc="left")
