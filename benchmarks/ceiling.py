@@ -177,6 +177,25 @@ def table_md(results: list[dict[str, Any]]) -> str:
         "ceiling: seconds, samples per second",
         [f"{r['ceiling']['seconds']:.0f} s, {r['ceiling_samples_per_second']:.3f}/s" for r in results],
     )
+    cells = []
+    for r in results:
+        d = r["ceiling"]["sampling"]
+        cells.append(
+            f"{d['strata']} strata from {d['pool']:,} recorded rounds; gain SE {100 * d['gain_stderr']:.4f} "
+            f"(plain sampling of as many shoes: {100 * d['gain_stderr_plain']:.4f}), variance / "
+            f"{d['variance_reduction']:.1f}"
+        )
+    row("ceiling: sampling", cells)
+    cells = []
+    for r in results:
+        c = r["ceiling"]
+        half = 100 * (c["gain_ci95"][1] - c["gain_ci95"][0]) / 2
+        needed = c["samples"] * (half / 0.02) ** 2
+        cells.append(
+            f"+-{half:.3f}; +-0.02 needs ~{needed:,.0f} shoes, ~{needed / r['ceiling_samples_per_second'] / 60:.0f} "
+            "min at this rate"
+        )
+    row("ceiling: gain CI half-width reached; projection", cells)
     return "\n".join(lines)
 
 
