@@ -29,12 +29,23 @@ from numba import njit
 from blackjack_env import engine as E
 from blackjack_env.env import REWARD_MODES, check_options
 from blackjack_env.rules import MAX_HANDS, Rules
-from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PLAY_ACTIONS, StrategyTable, table_action, table_cell
+from blackjack_env.strategy import (
+    N_PLAY,
+    N_ROWS,
+    N_UP,
+    PLAY_ACTIONS,
+    StrategyTable,
+    hand_row,
+    table_action,
+    table_cell,
+)
 
 from .base import check_batch, read_manifest, write_manifest
 
 Q_FILE = "q.npz"
 MAX_DECISIONS = 64  # decisions one round can need (8 hands, each a few hits) with room to spare
+#: SeedSequence key of explore()'s generator (chunks use keys 0, 1, 2, ...).
+EXTERNAL_STREAM = 1 << 62
 
 
 @njit(cache=True, _nrt=False)
@@ -65,6 +76,66 @@ def _greedy(q, c, mask, n_actions):
     return best
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _decide(q, c, q_ins, c_ins, row, col, mask, ins_mask, prng, epsilon, trace, prob, depth):
+    """The behaviour policy's action at one decision, written to trace/prob[depth]: a play cell
+    (row, col), or the insurance question (col -1, row = holding a natural).
+
+    Returns (action, whether it left the greedy choice)."""
+    if col < 0:
+        best = _greedy(q_ins[row], c_ins[row], ins_mask, 2)
+        choice, p_best = _epsilon_greedy(prng, epsilon, best, ins_mask, 2)
+        action = E.INSURANCE if choice == 1 else E.NO_INSURANCE
+        trace[depth, 0] = -1
+        trace[depth, 1] = row
+        trace[depth, 2] = choice
+    else:
+        best = _greedy(q[row, col], c[row, col], mask, N_PLAY)
+        action, p_best = _epsilon_greedy(prng, epsilon, best, mask, N_PLAY)
+        choice = action
+        trace[depth, 0] = row
+        trace[depth, 1] = col
+        trace[depth, 2] = action
+    prob[depth] = p_best
+    return action, choice != best
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _credit(q, c, q_ins, c_ins, trace, prob, depth, cut, reward):
+    """Credit a round's result to its decisions from the last exploratory one (``cut``) on."""
+    # weighted importance sampling, newest decision first: a decision's weight is
+    # 1 / (behaviour's chance) of every greedy choice made after it
+    weight = 1.0
+    for d in range(depth - 1, cut - 1, -1):
+        row = trace[d, 0]
+        a = trace[d, 2]
+        if row < 0:
+            cell = trace[d, 1]
+            c_ins[cell, a] += weight
+            q_ins[cell, a] += weight / c_ins[cell, a] * (reward - q_ins[cell, a])
+        else:
+            col = trace[d, 1]
+            c[row, col, a] += weight
+            q[row, col, a] += weight / c[row, col, a] * (reward - q[row, col, a])
+        weight /= prob[d]
+
+
+@njit(cache=True, _nrt=False)
+def _external_decision(q, c, q_ins, c_ins, obs, mask, ins_mask, prng, epsilon, trace, prob, depth):
+    """``_decide`` for an observation of a round played elsewhere (its cell read as a strategy
+    table reads an observation); returns (action, explored)."""
+    if obs[E.O_PHASE] == E.P_INSURANCE:
+        return _decide(q, c, q_ins, c_ins, obs[E.O_NATURAL], -1, mask, ins_mask, prng, epsilon, trace, prob, depth)
+    row = hand_row(obs[E.O_TOTAL], obs[E.O_SOFT], obs[E.O_PAIR], obs[E.O_CAN_SPLIT])
+    col = obs[E.O_UP] - 1
+    return _decide(q, c, q_ins, c_ins, row, col, mask, ins_mask, prng, epsilon, trace, prob, depth)
+
+
+@njit(cache=True, _nrt=False)
+def _external_credit(q, c, q_ins, c_ins, trace, prob, depth, cut, reward):
+    _credit(q, c, q_ins, c_ins, trace, prob, depth, cut, reward)
+
+
 @njit(cache=True, _nrt=False)
 def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, reward_mode, work):
     """Play rounds until ``steps_wanted`` env steps are done, updating the weighted means q/c
@@ -90,47 +161,23 @@ def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, reward_mode,
         while st[E.S_PHASE] != E.P_OVER:
             phase = st[E.S_PHASE]
             action = E.STAND
-            if phase == E.P_INSURANCE:
-                cell = st[E.S_NATURAL]
-                best = _greedy(q_ins[cell], c_ins[cell], ins_mask, 2)
-                choice, p_best = _epsilon_greedy(prng, epsilon, best, ins_mask, 2)
-                action = E.INSURANCE if choice == 1 else E.NO_INSURANCE
-                trace[depth, 0] = -1
-                trace[depth, 1] = cell
-                trace[depth, 2] = choice
-            elif phase == E.P_PLAY:
-                E.legal_mask(st, hands, mask)
-                row, col, _ = table_cell(st, hands)
-                best = _greedy(q[row, col], c[row, col], mask, N_PLAY)
-                action, p_best = _epsilon_greedy(prng, epsilon, best, mask, N_PLAY)
-                choice = action
-                trace[depth, 0] = row
-                trace[depth, 1] = col
-                trace[depth, 2] = action
             if phase == E.P_INSURANCE or phase == E.P_PLAY:
-                prob[depth] = p_best
-                if choice != best:
+                row = st[E.S_NATURAL]
+                col = -1  # the insurance question: row is "holding a natural"
+                if phase == E.P_PLAY:
+                    E.legal_mask(st, hands, mask)
+                    row, col, _ = table_cell(st, hands)
+                action, explored = _decide(
+                    q, c, q_ins, c_ins, row, col, mask, ins_mask, prng, epsilon, trace, prob, depth
+                )
+                if explored:
                     cut = depth
                 depth += 1
             reward = E.step_round(st, hands, shoe, rv, res, action, None)
             steps += 1
         rounds += 1
         total += reward
-        # weighted importance sampling, newest decision first: a decision's weight is
-        # 1 / (behaviour's chance) of every greedy choice made after it
-        weight = 1.0
-        for d in range(depth - 1, cut - 1, -1):
-            row = trace[d, 0]
-            a = trace[d, 2]
-            if row < 0:
-                cell = trace[d, 1]
-                c_ins[cell, a] += weight
-                q_ins[cell, a] += weight / c_ins[cell, a] * (reward - q_ins[cell, a])
-            else:
-                col = trace[d, 1]
-                c[row, col, a] += weight
-                q[row, col, a] += weight / c[row, col, a] * (reward - q[row, col, a])
-            weight /= prob[d]
+        _credit(q, c, q_ins, c_ins, trace, prob, depth, cut, reward)
     return steps, rounds, total
 
 
@@ -191,6 +238,10 @@ class TabularAgent:
             np.zeros(MAX_DECISIONS, np.float64),
             np.ones(2, np.bool_),  # both insurance answers are always legal
         )
+        # explore() / finish_round(): the current round's decisions and the exploration generator
+        self._round = (np.zeros((MAX_DECISIONS, 3), np.int64), np.zeros(MAX_DECISIONS, np.float64))
+        self._depth = self._cut = 0
+        self._prng = E.seed_words(np.random.SeedSequence([self.seed, EXTERNAL_STREAM]), 1)
 
     # ----------------------------------------------------------------- learning
     def learn_chunk(self) -> tuple[int, float]:
@@ -212,6 +263,41 @@ class TabularAgent:
         self.rounds += int(rounds)
         self.chunks += 1
         return int(rounds), float(total / max(rounds, 1))
+
+    # ----------------------------------------------------------------- rounds played elsewhere
+    def explore(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """The learner's behaviour action for one decision of a round played outside its kernel
+        (a seat of the PettingZoo table, any Blackjack-v0 loop): epsilon-greedy over the legal
+        actions, untried ones first, exactly as in :meth:`learn_chunk`. The decision is remembered
+        until :meth:`finish_round` credits the round's result to it."""
+        if self._depth >= MAX_DECISIONS:
+            raise ValueError(
+                f"a round has at most {MAX_DECISIONS} decisions; call finish_round(reward) after each round"
+            )
+        obs = np.ascontiguousarray(obs, np.int64)
+        legal = np.zeros(E.N_ACTIONS, np.bool_)
+        legal[: min(len(mask), E.N_ACTIONS)] = np.asarray(mask, np.bool_)[: E.N_ACTIONS]
+        trace, prob = self._round
+        action, explored = _external_decision(
+            self.q, self.c, self.q_ins, self.c_ins, obs, legal, self._work[-1], self._prng, self.epsilon,
+            trace, prob, self._depth,
+        )  # fmt: skip
+        if explored:
+            self._cut = self._depth
+        self._depth += 1
+        return int(action)
+
+    def finish_round(self, reward: float) -> None:
+        """Credit a round played with :meth:`explore` (its result, as the env paid it) with the
+        compiled update of :meth:`learn_chunk`; ``rounds`` and ``steps`` (its decisions) count it.
+
+        The exploration generator (seeded by ``seed``) is not part of a saved agent: a loop that
+        saves and reloads explores on from a fresh generator."""
+        trace, prob = self._round
+        _external_credit(self.q, self.c, self.q_ins, self.c_ins, trace, prob, self._depth, self._cut, float(reward))
+        self.rounds += 1
+        self.steps += self._depth
+        self._depth = self._cut = 0
 
     # ----------------------------------------------------------------- playing
     def to_table(self) -> StrategyTable:

@@ -182,3 +182,33 @@ def test_blackjack_evaluate_names_a_disagreeing_strategy_json_in_one_line(
     warning_lines = [line for line in captured.err.splitlines() if "warning" in line]
     assert len(warning_lines) == 1 and warning_lines[0].startswith("blackjack-evaluate: warning: ")
     assert "strategy.json cannot be read" in warning_lines[0]
+
+
+def test_tabular_agent_learns_from_rounds_played_elsewhere() -> None:
+    """explore() / finish_round(): the learner's own epsilon-greedy choice and compiled update for
+    rounds played outside its kernel (a seat of the PettingZoo table, a Gymnasium loop)."""
+    agent = TabularAgent(RULES, epsilon=0.1, seed=2)
+    env = gym.make(blackjack_env.ENV_ID, rules=RULES)
+    obs, info = env.reset(seed=0, options={"cards": ["10", "10", "6", "7"]})  # hard 16 against a 10
+    action = agent.explore(obs, info["action_mask"])
+    assert action == blackjack_env.Action.STAND  # an untried cell: its first untried legal action
+    _, reward, done, _, _ = env.step(action)
+    assert done
+    agent.finish_round(reward)
+    visited = np.argwhere(agent.c > 0)  # one (row, up card, action) credited once, with the result
+    assert len(visited) == 1 and visited[0][1] == 9 and visited[0][2] == blackjack_env.Action.STAND
+    assert agent.q[tuple(visited[0])] == reward and agent.rounds == 1 and agent.steps == 1
+    with pytest.raises(ValueError, match="at most 64 decisions; call finish_round"):
+        for _ in range(65):
+            agent.explore(obs, info["action_mask"])
+    # rounds played through the loop teach it: the greedy table beats the untrained one
+    agent = TabularAgent(RULES, epsilon=0.1, seed=2)
+    obs, info = env.reset(seed=1)
+    for _ in range(20_000):
+        done = False
+        while not done:
+            obs, reward, done, _, info = env.step(agent.explore(obs, info["action_mask"]))
+        agent.finish_round(reward)
+        obs, info = env.reset()
+    solution = solve(RULES)
+    assert solution.evaluate(agent.to_table()).ev > solution.evaluate(TabularAgent(RULES).to_table()).ev + 0.03

@@ -3,6 +3,7 @@ simulator's cards seat for seat, the casino's turn order, rewards and bad input.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import warnings
@@ -200,12 +201,22 @@ def run_script(path: Path, *args: str) -> str:
     return result.stdout
 
 
-def test_the_independent_learners_example_prints_each_seats_ev() -> None:
-    out = run_script(EXAMPLES / "examples" / "table_learners.py", "--rounds", "1500", "--eval-rounds", "500")
+def test_the_independent_learners_example_learns_and_prints_each_seats_ev() -> None:
+    """Each seat's TabularAgent learns from its own rounds at the table: after 20,000 rounds every
+    seat's greedy table is priced well above the untrained one's (standing on everything first)."""
+    from blackjack_env.agents import TabularAgent
+    from blackjack_env.solver import solve
+
+    out = run_script(EXAMPLES / "examples" / "table_learners.py", "--rounds", "20000", "--eval-rounds", "500")
     lines = out.splitlines()
     assert lines[0].startswith("basic strategy's exact EV for these rules: ")
     assert [line.split(":")[0] for line in lines[1:]] == ["seat_0", "seat_1", "seat_2"]
-    assert all("95% CI" in line and "500 rounds" in line for line in lines[1:])
+    assert all(
+        "95% CI" in line and "500 rounds;" in line and "after 20000 rounds learned" in line for line in lines[1:]
+    )
+    untrained = solve("ultimatebet").evaluate(TabularAgent("ultimatebet").to_table()).ev
+    exact = [float(re.search(r"its table's exact EV ([-+.\d]+)", line).group(1)) for line in lines[1:]]
+    assert all(untrained + 0.025 < ev < solve("ultimatebet").ev for ev in exact), (untrained, exact)
 
 
 def test_the_speed_benchmark_runs() -> None:
