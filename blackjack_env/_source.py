@@ -12,17 +12,24 @@ Two caches use them:
   at a folder named by :func:`compiled_key`, so changed code compiles afresh and unchanged code still
   loads from the cache.
 
+Neither cache is left to grow: every code change makes a new numba folder (a few MB) and new solver
+files, so :func:`prune` removes the ones unused for :data:`MAX_IDLE_DAYS` when a new one is made (and
+numba folders beyond the :data:`NUMBA_KEEP` most recently used), never the one in use.
+
 Only the standard library is imported here: this runs before numba is configured.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
 import os
 import re
+import shutil
 import sys
+import time
 from functools import cache
 from pathlib import Path
 
@@ -32,6 +39,14 @@ ELSEWHERE = ("agents", "train", "evaluate")
 _NJIT = re.compile(r"^[ \t]*@(?:numba\.)?n?jit\b", re.MULTILINE)
 #: Set beside NUMBA_CACHE_DIR when this module chose it, so a child process tells it from a user's own.
 _MARK = "BLACKJACK_ENV_NUMBA_CACHE"
+#: A cache entry unused this long is removed when a new entry is made beside it.
+MAX_IDLE_DAYS = 30.0
+#: numba cache folders kept besides the one in use (each is 5-10 MB; an edit session makes dozens).
+NUMBA_KEEP = 8
+#: An entry used this recently is kept whatever the count: a process started from it may still run.
+MIN_IDLE_S = 3600.0
+#: The names of numba's cache folders (:func:`compiled_key`).
+NUMBA_FOLDER = re.compile(r"[0-9a-f]{32}")
 
 
 def _spec(name: str) -> importlib.machinery.ModuleSpec | None:
@@ -172,6 +187,50 @@ def cache_root() -> Path:
     return (Path(base) if base else Path.home() / ".cache") / "blackjack-env"
 
 
+def touch(path: Path) -> None:
+    """Mark a cache entry used now (its modification time), so :func:`prune` keeps it; a read-only
+    cache is left as it is."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def last_used(path: Path) -> float:
+    """When an entry was last used: written or :func:`touch`-ed, or read where the file system
+    keeps access times (a folder's access time moves when it is listed, so a folder's is not)."""
+    st = path.stat()
+    return st.st_mtime if path.is_dir() else max(st.st_mtime, st.st_atime)
+
+
+def prune(
+    folder: Path, current: str, names: re.Pattern[str], keep: int | None = None, now: float | None = None
+) -> list[Path]:
+    """Remove the entries of ``folder`` whose whole name matches ``names``, other than ``current``:
+    those unused for :data:`MAX_IDLE_DAYS`, and (``keep`` given) those beyond the ``keep`` most
+    recently used that are idle for :data:`MIN_IDLE_S`. Returns what was removed.
+
+    Never raises: the cache is a convenience, so a read-only cache, an entry another process removes
+    or replaces meanwhile, or anything else that fails leaves that entry where it is."""
+    now = time.time() if now is None else now
+    try:
+        entries = [(last_used(e), e) for e in folder.iterdir() if e.name != current and names.fullmatch(e.name)]
+    except OSError:
+        return []
+    entries.sort(reverse=True)  # most recently used first
+    removed = []
+    for rank, (used, entry) in enumerate(entries):
+        idle = now - used
+        if idle > MAX_IDLE_DAYS * 86400.0 or (keep is not None and rank >= keep and idle > MIN_IDLE_S):
+            try:
+                if entry.is_dir():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+            except OSError:
+                continue
+            removed.append(entry)
+    return removed
+
+
 def use_numba_cache() -> str | None:
     """Point numba's cache at ``cache_root()/numba/<compiled_key()>`` unless the user set
     NUMBA_CACHE_DIR (then numba's own per-file keying applies, as numba documents); returns the folder
@@ -184,7 +243,12 @@ def use_numba_cache() -> str | None:
     current = os.environ.get("NUMBA_CACHE_DIR")
     if current and current != os.environ.get(_MARK):
         return None
-    folder = str(cache_root() / "numba" / compiled_key())
+    path = cache_root() / "numba" / compiled_key()
+    if path.is_dir():
+        touch(path)
+    else:  # new code: this is when old folders pile up
+        prune(path.parent, path.name, NUMBA_FOLDER, keep=NUMBA_KEEP)
+    folder = str(path)
     os.environ["NUMBA_CACHE_DIR"] = folder
     os.environ[_MARK] = folder
     config = sys.modules.get("numba.core.config")

@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from .. import engine as E
-from .._source import code_key
+from .._source import code_key, touch
 from ..counting import SYSTEMS, CountingSystem, parse_system
 from ..counting import system as builtin_system
 from ..rules import Rules
@@ -403,7 +403,9 @@ def _grid(
     if cache and path.exists():
         try:
             with np.load(path, allow_pickle=False) as data:
-                return {name: data[name] for name in _ARRAYS}
+                grid = {name: data[name] for name in _ARRAYS}
+            touch(path)  # used: kept by the cache's pruning
+            return grid
         except Exception:
             pass
     shoes = [tilted_shoe(rules, system, float(t), counts.grid_depth(float(t))) for t in GRID]

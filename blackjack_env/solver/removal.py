@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .._source import code_key
+from .._source import code_key, touch
 from ..counting import SYSTEMS, VALUE_WEIGHTS, VALUES, CountingSystem, weighted_correlation
 from ..rules import Rules
 from ..strategy import N_ROWS, N_UP, row_label, up_label
@@ -192,6 +192,7 @@ def _load(path: Path, rules: Rules) -> Removal:
     data = json.loads(path.read_text())
     if data.get("code") != code_key(__name__):
         raise ValueError("removal cache written by other code")
+    touch(path)  # used: kept by the cache's pruning
     return Removal(
         rules=rules,
         eor=data["eor"],

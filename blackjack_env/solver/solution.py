@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import IO, Any
 import numpy as np
 
 from .. import engine as E
-from .._source import cache_root, code_key
+from .._source import cache_root, code_key, prune, touch
 from ..rules import Rules
 from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, row_of_label, up_label
 from . import _kernels as K
@@ -48,6 +49,12 @@ _ARRAYS = (
 )
 
 
+#: The names of the solver's cache files (solutions, effects of removal, index grids, the ceiling)
+#: and of a temporary one a killed process left: the only files pruning may remove from a folder
+#: that $BLACKJACK_ENV_CACHE may point anywhere.
+CACHE_FILE = re.compile(r"(?:[a-z]+-)?[0-9a-f]{32}\.(?:npz|json)|tmp\w+\.tmp")
+
+
 def cache_dir() -> Path:
     """Where solutions are kept: $BLACKJACK_ENV_CACHE, else ~/.cache/blackjack-env/solver
     ($XDG_CACHE_HOME in place of ~/.cache where set)."""
@@ -68,7 +75,8 @@ def rules_key(rules: Rules) -> str:
 def atomic_file(path: Path, mode: str = "wb") -> Iterator[IO[Any]]:
     """A file written under a temporary name beside ``path`` and renamed over it once complete, so
     concurrent readers (other processes sharing the cache) never see half a file; on an error
-    nothing is left behind."""
+    nothing is left behind. Once it is written, the cache files beside it unused for a month
+    (``_source.prune``: most were computed by code changed since) are removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
@@ -79,6 +87,7 @@ def atomic_file(path: Path, mode: str = "wb") -> Iterator[IO[Any]]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    prune(path.parent, path.name, CACHE_FILE)
 
 
 @dataclass(frozen=True)
@@ -316,6 +325,7 @@ def solve(rules: Rules | str | Mapping[str, Any] | None = None, *, cache: bool =
     if cache and path.exists():
         try:
             solution = Solution.load(path)
+            touch(path)
             return dataclasses.replace(solution, rules=rules)
         except Exception:
             pass
