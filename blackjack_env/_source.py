@@ -41,7 +41,7 @@ _NJIT = re.compile(r"^[ \t]*@(?:numba\.)?n?jit\b", re.MULTILINE)
 _MARK = "BLACKJACK_ENV_NUMBA_CACHE"
 #: A cache entry unused this long is removed when a new entry is made beside it.
 MAX_IDLE_DAYS = 30.0
-#: numba cache folders kept besides the one in use (each is 5-10 MB; an edit session makes dozens).
+#: numba cache folders kept besides the one in use (each is 2-20 MB; an edit session makes dozens).
 NUMBA_KEEP = 8
 #: An entry used this recently is kept whatever the count: a process started from it may still run.
 MIN_IDLE_S = 3600.0
