@@ -948,8 +948,14 @@ def format_text(summary: dict[str, Any]) -> str:
         f"  basic strategy, simulated    {pct(summary['simulated_ev'])} per 100 rounds  "
         f"(95% CI {pct(slo)} .. {pct(shi)}, {summary['simulated_rounds']:,} rounds)",
         f"  perfect player's flat gain   {pct(summary['gain'])} per 100 rounds  (95% CI {pct(glo)} .. {pct(ghi)}); "
-        f"{100 * summary['share_with_gain']:.0f}% of shoes gain",
+        f"{100 * summary['share_with_gain']:.0f}% of rounds gain",
     ]
+    d = summary.get("sampling")
+    if d is not None and d["strata"] > 1:
+        lines.append(
+            f"  sampling: {d['strata']} strata of {d['pool']:,} recorded rounds by the gain predictor; the gain's "
+            f"variance / {d['variance_reduction']:.1f} against plain sampling of as many shoes"
+        )
     ir = summary["in_round_gain"]
     if ir["samples"]:
         lines.append(
