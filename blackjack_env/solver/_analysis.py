@@ -136,6 +136,7 @@ class Model:
             self.cache = dealer_cache(rules)
         self.space: HandSpace = hand_space()
         self.dealer = dealer_arrays(rules.hit_soft_17)
+        self._legal: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         #: What the backward pass reads of the game (see ``_kernels.backward``).
         self.game = (self.shoe, self.infinite, self.rv, self.dealer)
         sp = self.space
@@ -207,11 +208,14 @@ class Model:
 
     def legal(self, up: int, total: int) -> tuple[np.ndarray, np.ndarray]:
         """Legal actions of an unsplit and of a split two-card hand at ``total`` (no SPLIT), as the
-        backward pass decides them (``_kernels.cell_legal``)."""
-        legal2 = np.zeros(5, np.bool_)
-        legal_split = np.zeros(5, np.bool_)
-        K.cell_legal(self.rv, up, total, legal2, legal_split)
-        return legal2, legal_split
+        backward pass decides them (``_kernels.cell_legal``); copies of a memo (the optimiser asks
+        thousands of times per pass, and callers add SPLIT)."""
+        found = self._legal.get((up, total))
+        if found is None:
+            found = (np.zeros(5, np.bool_), np.zeros(5, np.bool_))
+            K.cell_legal(self.rv, up, total, *found)
+            self._legal[(up, total)] = found
+        return found[0].copy(), found[1].copy()
 
     def legal2(self, up: int, total: int, pair: bool) -> np.ndarray:
         """Legal actions of an unsplit two-card hand (SPLIT only for a splittable pair)."""
@@ -232,11 +236,12 @@ class Model:
             row = sp.row[h]
             order = actions[row, col]
             if sp.n_cards[h] == 2:
-                total = int(sp.total[h])
-                first[K.W_SPLIT, h] = K.first_legal(order, self.legal_split(total))
+                legal2, legal_split = self.legal(up, int(sp.total[h]))
+                first[K.W_SPLIT, h] = K.first_legal(order, legal_split)
                 if self.split_frac[h] > 0:
                     order = actions[PAIR_BASE + self.pair_value[h] - 1, col]
-                first[K.W_DEAL, h] = K.first_legal(order, self.legal2(up, total, self.split_frac[h] > 0))
+                    legal2[E.SPLIT] = True
+                first[K.W_DEAL, h] = K.first_legal(order, legal2)
             else:
                 first[K.W_MULTI, h] = K.first_of(order, E.STAND, E.HIT)
         return first
