@@ -28,6 +28,7 @@ import importlib.util
 import os
 import re
 import shutil
+import stat
 import sys
 import time
 from functools import cache
@@ -196,9 +197,13 @@ def touch(path: Path) -> None:
 
 def last_used(path: Path) -> float:
     """When an entry was last used: written or :func:`touch`-ed, or read where the file system
-    keeps access times (a folder's access time moves when it is listed, so a folder's is not)."""
-    st = path.stat()
-    return st.st_mtime if path.is_dir() else max(st.st_mtime, st.st_atime)
+    keeps access times (a folder's access time moves when it is listed, so a folder's is not);
+    now for an entry gone meanwhile (nothing to prune)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return time.time()
+    return st.st_mtime if stat.S_ISDIR(st.st_mode) else max(st.st_mtime, st.st_atime)
 
 
 def prune(
