@@ -381,6 +381,11 @@ def build_report(args: argparse.Namespace) -> Report:
     if args.ceiling:
         check_ceiling(args, rules)
     policy = load_policy(args.policy, rules, args.spread)
+    if policy.linear is not None:  # its table is not what it plays: the pages below would misstate it
+        raise CliError(
+            f"--policy {args.policy!r} is a composition model, which the report has no pages for yet; "
+            "blackjack-evaluate --policy with --baseline (e.g. basic) measures it"
+        )
     run = paired_run(args, rules, policy, table)
     a = run.result
     diff, diff_stderr, paired = a.diff(1)
