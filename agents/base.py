@@ -153,6 +153,11 @@ def _load_by_kind(path: str | Path) -> Agent:
         from .linear import LinearAgent
 
         return LinearAgent.load(path)  # type: ignore[return-value]  # plays by the unseen cards: no act()
+    if kind == "ppo-shoe":
+        from .shoe_ppo import ShoePPOAgent
+
+        return ShoePPOAgent.load(path)
     raise ValueError(
-        f"{path}: unknown agent kind {kind!r}; known: tabular, ppo, random, basic, count-table, composition-linear"
+        f"{path}: unknown agent kind {kind!r}; known: tabular, ppo, random, basic, count-table, "
+        "composition-linear, ppo-shoe"
     )

@@ -7,7 +7,9 @@
 
 ``--env shoe`` learns the shoe game (the count-table learner, ``train/shoe.py``): its steps are
 rounds, and the run directory holds the learned counting strategy (``counting-strategy.json``),
-which ``blackjack-evaluate --policy DIR`` plays.
+which ``blackjack-evaluate --policy DIR`` plays. ``--env shoe --algo ppo`` trains MaskablePPO on
+BlackjackShoe-v0 instead, its bets included (``train/shoe_ppo.py``: ``--system hilo|composition`` is what it
+observes; it is evaluated in the vector env, paired with basic strategy on identical shoes).
 
 The run directory holds the agent (``agent.json``, ``strategy.json`` and ``q.npz`` or ``ppo.zip``,
 so ``blackjack-evaluate --policy DIR`` plays it), ``rules.json``, ``config.json``, ``state.json``,
@@ -200,7 +202,7 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         if shoe_only:
             raise ValueError(f"{', '.join(shoe_only)} only with --env shoe")
     if args.steps == 0:
-        args.steps = DEFAULT_SHOE_ROUNDS if args.env == "shoe" else DEFAULT_STEPS[args.algo]
+        args.steps = DEFAULT_SHOE_ROUNDS if args.env == "shoe" and args.algo != "ppo" else DEFAULT_STEPS[args.algo]
     if not args.reward:
         args.reward = DEFAULT_REWARD[args.algo]
     if not args.out:
@@ -259,8 +261,6 @@ class PPOTrainer:
     def __init__(self, args: Args, rules: Rules, out: Path, resume: bool) -> None:
         from stable_baselines3.common.logger import configure
 
-        from blackjack_env.agents.ppo import PPOAgent, make_vec_env
-
         self.args = args
         if args.torch_threads > 0:
             import torch
@@ -268,12 +268,13 @@ class PPOTrainer:
             torch.set_num_threads(args.torch_threads)
 
         def make_env() -> Any:
-            return make_vec_env(rules, args.n_envs, args.seed, args.reward)
+            return self.make_env(args, rules)
 
+        agent_class = self.agent_class()
         if resume:
-            self.agent = PPOAgent.resume(out, make_env)
+            self.agent = agent_class.resume(out, make_env)
         else:
-            self.agent = PPOAgent.build(
+            self.agent = agent_class.build(
                 rules,
                 make_env(),
                 seed=args.seed,
@@ -288,6 +289,18 @@ class PPOTrainer:
                 device="cpu",
             )
         self.agent.model.set_logger(configure(str(out / "tb" / "ppo"), ["tensorboard"]))
+
+    def agent_class(self) -> Any:
+        """The agent it trains (the shoe game's trainer, train/shoe_ppo.py, trains another)."""
+        from blackjack_env.agents.ppo import PPOAgent
+
+        return PPOAgent
+
+    def make_env(self, args: Args, rules: Rules) -> Any:
+        """The SB3 VecEnv it learns on."""
+        from blackjack_env.agents.ppo import make_vec_env
+
+        return make_vec_env(rules, args.n_envs, args.seed, args.reward)
 
     @property
     def steps(self) -> int:
@@ -351,7 +364,11 @@ def train(args: Args, resume: bool = False) -> int:
         json.dumps({"args": dataclasses.asdict(args), "rules": rules.describe()}, indent=2)
     )
     trainer: Any
-    if args.env == "shoe" and args.algo == "linear":
+    if args.env == "shoe" and args.algo == "ppo":
+        from .shoe_ppo import ShoePPOTrainer
+
+        trainer = ShoePPOTrainer(args, rules, out, resume)
+    elif args.env == "shoe" and args.algo == "linear":
         from .linear import LinearTrainer
 
         trainer = LinearTrainer(args, rules, out, resume)
@@ -387,7 +404,9 @@ def train(args: Args, resume: bool = False) -> int:
     def evaluate() -> None:
         if args.env == "shoe":
             row = trainer.evaluate(args.eval_rounds, seed=args.seed + 1)
-            keys: tuple[str, ...] = ("ev", "gain_vs_hilo", "gain_vs_basic", "flat_gain", "deviations")
+            keys: tuple[str, ...] = getattr(
+                trainer, "scalar_keys", ("ev", "gain_vs_hilo", "gain_vs_basic", "flat_gain", "deviations")
+            )
         else:
             row = evaluate_table(rules, trainer.table(), solution, args.eval_rounds, seed=args.seed + 1)
             keys = ("ev", "ev_gap", "exact_ev_gap", "agreement")
@@ -422,6 +441,9 @@ def train(args: Args, resume: bool = False) -> int:
         print(f"interrupted at step {trainer.steps}: checkpoint in {out}; continue with --resume", file=sys.stderr)
         return 130
     last = metrics.rows[-1]
+    if hasattr(trainer, "summary"):
+        print(trainer.summary(last, state["wall_s"], out))
+        return 0
     if args.env == "shoe":
         print(
             f"{'composition' if args.algo == 'linear' else 'count-table'}: {trainer.steps} rounds in "

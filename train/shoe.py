@@ -30,6 +30,7 @@ from blackjack_env.counting import CountingSystem, built_in_strategy, parse_syst
 from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy, Table
+from blackjack_env.strategy import StrategyTable
 
 SHOE_COLUMNS = (
     "step",
@@ -112,6 +113,23 @@ def ev_max_ramp(by_count: list[dict[str, Any]], bets: tuple[float, ...]) -> tupl
     return tuple(pairs)
 
 
+def hilo_ev_max(
+    rules: Rules, bets: tuple[float, ...], basic: StrategyTable, table: Table, eval_rounds: int, seed: int, out: Path
+) -> Policy:
+    """Hi-Lo I18 + Fab 4 with the EV-maximising use of ``bets`` (module docstring: its bets from a
+    flat-bet calibration run of CALIBRATION_FACTOR x ``eval_rounds`` on seed + 2), also written to
+    ``out / HILO_FILE`` for the same comparison with ``blackjack-evaluate --baseline``."""
+    strategy = built_in_strategy("hilo-i18-fab4", rules.hit_soft_17)
+    flat = Policy.from_counting(strategy, rules, basic)
+    run = simulate(rules, flat, CALIBRATION_FACTOR * eval_rounds, seed + 2, table=table)
+    by_count = run.result.by_true_count() or []
+    ramped = replace(strategy.with_ramp(ev_max_ramp(by_count, bets)), name="hilo-i18-fab4-ev-max")
+    tmp = out / (HILO_FILE + ".tmp")
+    tmp.write_text(json.dumps(ramped.to_dict(), indent=2))
+    tmp.replace(out / HILO_FILE)
+    return Policy.from_counting(ramped, rules, basic)
+
+
 class CountTableTrainer:
     """The count-table learner's chunks; a chunk is the unit of checkpoints."""
 
@@ -169,18 +187,10 @@ class CountTableTrainer:
     def hilo_policy(self) -> Policy:
         """Hi-Lo I18 + Fab 4 with the EV-maximising use of the bets (module docstring), computed once."""
         if self._hilo is None:
-            strategy = built_in_strategy("hilo-i18-fab4", self.rules.hit_soft_17)
-            basic = self.agent.basic_table()
-            flat = Policy.from_counting(strategy, self.rules, basic)
-            rounds = CALIBRATION_FACTOR * self.eval_rounds
-            run = simulate(self.rules, flat, rounds, self.seed + 2, table=self.table())
-            by_count = run.result.by_true_count() or []
-            ramped = replace(strategy.with_ramp(ev_max_ramp(by_count, self.agent.bets)), name="hilo-i18-fab4-ev-max")
-            self._hilo = Policy.from_counting(ramped, self.rules, basic)
-            # the baseline as a file, for the same comparison with blackjack-evaluate --baseline
-            tmp = self.out / (HILO_FILE + ".tmp")
-            tmp.write_text(json.dumps(ramped.to_dict(), indent=2))
-            tmp.replace(self.out / HILO_FILE)
+            agent = self.agent
+            self._hilo = hilo_ev_max(
+                self.rules, agent.bets, agent.basic_table(), self.table(), self.eval_rounds, self.seed, self.out
+            )
         return self._hilo
 
     def learned_policies(self) -> tuple[Policy, Policy]:
@@ -230,13 +240,20 @@ def check_shoe_args(args: Any, rules: Rules) -> None:
     """Everything --env shoe can refuse, before anything is written (one line each)."""
     from blackjack_env.agents.count_table import CountTableAgent
 
+    if args.algo == "ppo":
+        from .shoe_ppo import shoe_arguments_of
+
+        shoe_arguments_of(args, rules)
+        return
     if args.algo == "linear":
         from .linear import check_linear_args
 
         check_linear_args(args, rules)
         return
     if args.algo != "tabular":
-        raise ValueError(f"--env shoe --algo {args.algo} is not built yet; --env shoe takes --algo tabular or linear")
+        raise ValueError(
+            f"--env shoe --algo {args.algo} is not built yet; --env shoe takes --algo tabular, linear or ppo"
+        )
     if args.reward != "sampled":
         raise ValueError("--env shoe learns from the dealt results (--reward sampled)")
     system = load_system(args.system)
