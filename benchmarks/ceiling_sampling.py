@@ -1,9 +1,10 @@
 """The ceiling's stratified sampling against plain sampling, on the same budget, in a small game.
 
-    python benchmarks/ceiling_sampling.py [--samples 64] [--workers 1]
+    python benchmarks/ceiling_sampling.py [--samples 40] [--workers 1]
 
-A single-deck game (split to 2 hands, 30% dealt: each exact analysis takes about a second) is
-priced twice with as many analysed shoes: by plain sampling (``strata=1``: the first recorded
+A two-deck game (split to 2 hands, half the shoe dealt: seconds an exact analysis; the extreme
+shoes a stratified design picks from a deep single deck can hold fewer tens than the solver takes)
+is priced twice with as many analysed shoes: by plain sampling (``strata=1``: the first recorded
 rounds) and by the two-phase stratified design (``strata=8``), on independent seeds. Printed and
 written to benchmarks/results/ceiling/sampling.json: both gain estimates with their 95% CIs, their
 difference with its CI (the stratified design's bias, measured: it should cover 0), the ratio of
@@ -23,7 +24,7 @@ from blackjack_env import Rules
 from blackjack_env.simulate import Z95, interval
 from blackjack_env.solver import ceiling
 
-GAME = Rules(decks=1, split_to=2, penetration=0.3)
+GAME = Rules(decks=2, split_to=2, penetration=0.5)
 OUT = Path(__file__).parent / "results" / "ceiling" / "sampling.json"
 
 
@@ -33,7 +34,7 @@ def stderr(ci: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=64)
+    parser.add_argument("--samples", type=int, default=40)
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     runs = {}
