@@ -10,8 +10,11 @@ bettor's win per 100 rounds beside Hi-Lo I18 + Fab 4 betting the same bets the E
 (the maximum from the lowest whole true count whose flat-bet EV, and the next one's, are
 positive; the minimum below). Each configuration's figures are written to
 benchmarks/results/ceiling/<config>.json as soon as they are done (an interrupted run keeps the
-finished ones), and the README table to benchmarks/results/ceiling/table.md. Timings on a shared
-machine are noise; the samples per second are reported.
+finished ones), and the README table to benchmarks/results/ceiling/table.md, with the ceiling's
+sampling (strata, its gain's standard error beside plain sampling's of as many shoes) and the shoes
++-0.02 per 100 rounds would need at the measured rate. The shoes are drawn for ``--samples``; a
+budget stops the run early, keeping the first ones in analysis order (a stratified sample still).
+Timings on a shared machine are noise; the samples per second are reported.
 """
 
 from __future__ import annotations
