@@ -72,6 +72,25 @@ def test_insurance_is_learned_by_the_tens(learned: LinearAgent) -> None:
     assert ins[1, 0] < ins[0, 0]  # declined at a full shoe's composition
 
 
+def test_a_model_valuing_the_chart_plays_it_exactly() -> None:
+    """A model whose values rank each cell's actions as basic strategy's preference list (no composition
+    weights, insurance declined) plays every round exactly as basic strategy, at a table of 3 too: the
+    compiled decision reads the same cells and legal actions as the table policy."""
+    rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
+    basic = Policy.from_table(LinearAgent(rules).basic_table())
+    order = basic.table.actions  # [row, up, k]: the k-th preferred action
+    play = np.zeros((*order.shape, len(FEATURE_NAMES)))
+    rows, ups, ranks = np.indices(order.shape)
+    play[rows, ups, order, 0] = order.shape[-1] - ranks
+    insurance = np.zeros((2, 2, len(FEATURE_NAMES)))
+    insurance[:, 1, 0] = -1.0
+    model = LinearModel(play, np.ones(order.shape, np.bool_), insurance, np.zeros(len(FEATURE_NAMES)), (1.0,))
+    policy = Policy.from_linear(model, rules, basic.table)
+    for table in (Table(), Table(3, 1, basic)):
+        result = simulate(rules, policy, 100_000, seed=9, baseline=basic, table=table).result
+        assert result.diff() == (0.0, 0.0, 100_000) and result.ev(0) == result.ev(1)
+
+
 def test_resume_equals_uninterrupted_and_same_seed_same_run(tmp_path: Path) -> None:
     rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
 
