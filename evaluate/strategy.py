@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(sampled round-start shoes, each analysed exactly; needs a cut card: --set penetration=0.75)",
     )
     ceiling.add_argument("--samples", type=int, default=600, help="round-start shoes to analyse (default 600)")
+    ceiling.add_argument(
+        "--strata",
+        type=int,
+        default=8,
+        help="strata of the shoes by the gain predictor (default 8; 1: plain sampling); see README 'The ceiling'",
+    )
     ceiling.add_argument("--seed", type=int, default=0, help="seed of the sampled shoes")
     ceiling.add_argument("--seats", type=int, default=1, help="boxes at the table, 1-7 (the others play basic)")
     ceiling.add_argument("--seat", type=int, default=0, help="the player's box, 0..seats-1 (0 is dealt first)")
@@ -103,6 +109,8 @@ def ceiling_main(args: argparse.Namespace) -> int:
             raise ValueError("--ceiling is its own output; give it without --removal, --indices or --plot")
         rules = rules_from_args(args)
         check_rules(rules, args.samples, args.seats, args.seat)
+        if args.strata < 1:
+            raise ValueError(f"--strata must be >= 1 (1: plain sampling), got {args.strata}")
         bets = parse_bets(args.bets, args.spread)
         if bets is not None:
             check_bets(bets, args.seats)
@@ -121,6 +129,7 @@ def ceiling_main(args: argparse.Namespace) -> int:
             seats=args.seats,
             seat=args.seat,
             samples=args.samples,
+            strata=args.strata,
             seed=args.seed,
             workers=args.workers,
             backend=args.backend,

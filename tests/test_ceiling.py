@@ -160,6 +160,7 @@ def test_bets_and_share_checks() -> None:
         (["--set", "penetration=0.75", "--spread", "8-1"], "increasing"),
         (["--set", "penetration=0.75", "--samples", "0"], "samples"),
         (["--set", "penetration=0.75", "--bets", "0,3"], "seats"),
+        (["--set", "penetration=0.75", "--strata", "0"], "strata"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(args: list[str], says: str, capsys) -> None:
