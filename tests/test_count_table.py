@@ -138,7 +138,7 @@ def test_bets_parsing() -> None:
         (["--bets", "0,1,2", "--seats", "3", "--seat", "all", "--set", "penetration=0.75"], "other players"),
         (["--bets", "0,1,2", "--set", "penetration=0.75"], "other players"),
         (["--seats", "3", "--seat", "3", "--set", "penetration=0.75"], "--seat must be 0..2"),
-        (["--algo", "ppo", "--set", "penetration=0.75"], "not built yet"),
+        (["--algo", "ppo", "--system", "ko", "--set", "penetration=0.75"], "--algo ppo observes hilo"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, capsys, argv: list[str], says: str) -> None:
