@@ -2,6 +2,11 @@
 run alternately in one session: issue 12's "not slower than before" mark, measured as a ratio.
 
     python benchmarks/before_table.py [--rounds 4e7] [--repeats 8] [--rules ultimatebet]
+    python benchmarks/before_table.py --before 0c7e627^ --workload counting   # any refactor's before/after
+
+``--before REV`` compares this tree with any earlier commit (a refactor's "speed within noise" mark),
+and ``--workload`` picks what is timed: ``flat`` basic strategy, ``counting`` (Hi-Lo 1-8 with I18 + Fab 4,
+6 decks H17 DAS LS 75%) or ``paired`` (basic strategy paired with itself on identical cards).
 
 The old engine is checked out into a temporary git worktree (this needs the repository's history)
 and each run is a fresh process over one tree or the other, flat basic strategy on one core.
@@ -32,11 +37,19 @@ from blackjack_env import Rules
 from blackjack_env.simulate import Policy
 from blackjack_env.evaluate.policies import basic_strategy_table
 from blackjack_env.evaluate.runner import simulate
-rules = Rules.preset(sys.argv[2])
-policy = Policy.from_table(basic_strategy_table(rules))
-simulate(rules, policy, 10_000, seed=1, workers=1)  # compile, or load numba's cache
+workload = sys.argv[3]
+if workload == "counting":
+    from blackjack_env.counting import built_in_strategy, spread_ramp
+    rules = Rules(decks=6, hit_soft_17=True, double_after_split=True, surrender="late", penetration=0.75)
+    counted = built_in_strategy("hilo-i18-fab4", True).with_ramp(spread_ramp("1-8"))
+    policy = Policy.from_counting(counted, rules, basic_strategy_table(rules))
+else:
+    rules = Rules.preset(sys.argv[2])
+    policy = Policy.from_table(basic_strategy_table(rules))
+baseline = policy if workload == "paired" else None
+simulate(rules, policy, 10_000, seed=1, baseline=baseline, workers=1)  # compile, or load numba's cache
 rounds = int(float(sys.argv[1]))
-print(rounds / simulate(rules, policy, rounds, seed=1, workers=1).seconds)
+print(rounds / simulate(rules, policy, rounds, seed=1, baseline=baseline, workers=1).seconds)
 """
 
 
@@ -44,11 +57,11 @@ print(rounds / simulate(rules, policy, rounds, seed=1, workers=1).seconds)
 PAD_STEP = 1543
 
 
-def rate(tree: Path, rounds: int, rules: str, pad: int = 0) -> float:
+def rate(tree: Path, rounds: int, rules: str, workload: str = "flat", pad: int = 0) -> float:
     """Rounds per second of one fresh process over ``tree``'s code, its environment ``pad`` bytes larger."""
     env = {**os.environ, "PYTHONPATH": str(tree), "BEFORE_TABLE_PAD": "x" * pad}
     done = subprocess.run(
-        [sys.executable, "-c", RUN, str(rounds), rules],
+        [sys.executable, "-c", RUN, str(rounds), rules, workload],
         cwd=tempfile.gettempdir(),
         env=env,
         capture_output=True,
@@ -62,33 +75,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=float, default=4e7)
     parser.add_argument("--repeats", type=int, default=8)
-    parser.add_argument("--rules", default="ultimatebet")
+    parser.add_argument("--rules", default="ultimatebet", help="preset of the flat and paired workloads")
+    parser.add_argument("--before", default=BEFORE_TABLE, help="the commit to compare with (default: before the table)")
+    parser.add_argument("--workload", choices=("flat", "counting", "paired"), default="flat")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         old = Path(scratch) / "before-table"
         try:
             subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), BEFORE_TABLE],
+                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), args.before],
                 capture_output=True,
                 text=True,
                 check=True,
             )
         except subprocess.CalledProcessError as error:
-            sys.exit(f"before_table: cannot check out {BEFORE_TABLE} (needs the git history): {error.stderr.strip()}")
+            sys.exit(f"before_table: cannot check out {args.before} (needs the git history): {error.stderr.strip()}")
         try:
             for tree in (old, ROOT):
-                rate(tree, 10_000, args.rules)  # compile both once, outside the timed runs
+                rate(tree, 10_000, args.rules, args.workload)  # compile both once, outside the timed runs
             before, now = [], []
             for i in range(args.repeats):
                 pad = i * PAD_STEP % 4096
-                before.append(rate(old, int(args.rounds), args.rules, pad))
-                now.append(rate(ROOT, int(args.rounds), args.rules, pad))
+                before.append(rate(old, int(args.rounds), args.rules, args.workload, pad))
+                now.append(rate(ROOT, int(args.rounds), args.rules, args.workload, pad))
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)], check=False)
     b, n = statistics.median(before), statistics.median(now)
-    print(f"flat basic strategy, {args.rules}, 1 seat, 1 core, median of {args.repeats} alternating runs (each pair")
+    game = "Hi-Lo 1-8 I18 + Fab 4, 6D H17 DAS LS 75%" if args.workload == "counting" else args.rules
+    print(f"{args.workload} workload, {game}, 1 seat, 1 core, median of {args.repeats} alternating runs (each pair")
     print("under its own environment size):")
-    for label, median, runs in ((f"before the table ({BEFORE_TABLE})", b, before), ("this tree", n, now)):
+    for label, median, runs in ((f"before ({args.before})", b, before), ("this tree", n, now)):
         listed = ", ".join(f"{x / 1e6:.2f}" for x in runs)
         print(f"  {label:26s} {median / 1e6:6.2f} M rounds/s  (runs {listed})")
     pairs = sorted(x / y for x, y in zip(now, before, strict=True))
