@@ -84,7 +84,7 @@ def run_config(name: str, samples: int, rounds: int, seed: int, workers: int, mi
     start = time.perf_counter()
     ceil = ceiling(
         GAME, seats=seats, seat=seat, samples=samples, seed=seed, workers=workers, bets=BETS[name][0],
-        progress=_Budget(60.0 * minutes),
+        progress=_Budget(60.0 * minutes), cache=False,  # timed: never read shoes a previous run analysed
     )  # fmt: skip
     ceil_seconds = time.perf_counter() - start
     summary = ceil.to_json()
