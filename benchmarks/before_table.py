@@ -26,9 +26,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from worktree import ROOT, checked_out
+
 #: The last commit before the table (seats, shoes, bets) came into the engine.
 BEFORE_TABLE = "8ba1894"
-ROOT = Path(__file__).resolve().parent.parent
 
 #: One timed run, the same code for both trees (both have this API).
 RUN = """
@@ -79,27 +80,14 @@ def main() -> None:
     parser.add_argument("--before", default=BEFORE_TABLE, help="the commit to compare with (default: before the table)")
     parser.add_argument("--workload", choices=("flat", "counting", "paired"), default="flat")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        old = Path(scratch) / "before-table"
-        try:
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), args.before],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-        except subprocess.CalledProcessError as error:
-            sys.exit(f"before_table: cannot check out {args.before} (needs the git history): {error.stderr.strip()}")
-        try:
-            for tree in (old, ROOT):
-                rate(tree, 10_000, args.rules, args.workload)  # compile both once, outside the timed runs
-            before, now = [], []
-            for i in range(args.repeats):
-                pad = i * PAD_STEP % 4096
-                before.append(rate(old, int(args.rounds), args.rules, args.workload, pad))
-                now.append(rate(ROOT, int(args.rounds), args.rules, args.workload, pad))
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)], check=False)
+    with checked_out(args.before, "before_table") as old:
+        for tree in (old, ROOT):
+            rate(tree, 10_000, args.rules, args.workload)  # compile both once, outside the timed runs
+        before, now = [], []
+        for i in range(args.repeats):
+            pad = i * PAD_STEP % 4096
+            before.append(rate(old, int(args.rounds), args.rules, args.workload, pad))
+            now.append(rate(ROOT, int(args.rounds), args.rules, args.workload, pad))
     b, n = statistics.median(before), statistics.median(now)
     game = "Hi-Lo 1-8 I18 + Fab 4, 6D H17 DAS LS 75%" if args.workload == "counting" else args.rules
     print(f"{args.workload} workload, {game}, 1 seat, 1 core, median of {args.repeats} alternating runs (each pair")

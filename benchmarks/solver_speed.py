@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from worktree import ROOT, checked_out
 
 
 def timed(label: str, fn: Callable[[], float], seconds: dict[str, float], quiet: bool) -> None:
@@ -81,26 +81,15 @@ def run_tree(tree: Path, args: argparse.Namespace) -> dict[str, float]:
 
 def compare(args: argparse.Namespace) -> None:
     """Alternate runs over REV's code and this tree's, then print the median CPU-time ratios."""
-    with tempfile.TemporaryDirectory() as scratch:
-        old = Path(scratch) / "before"
-        made = subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), args.before],
-            capture_output=True,
-            text=True,
-        )
-        if made.returncode != 0:
-            sys.exit(f"solver_speed: cannot check out {args.before!r}: {made.stderr.strip()}")
-        try:
-            trees = {"before": old, "after": ROOT}
-            for tree in trees.values():
-                run_tree(tree, args)  # compile (or load numba's cache) outside the timed runs
-            runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
-            for i in range(args.repeats):
-                order = list(trees) if i % 2 == 0 else list(trees)[::-1]
-                for name in order:
-                    runs[name].append(run_tree(trees[name], args))
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)], check=False)
+    with checked_out(args.before, "solver_speed") as old:
+        trees = {"before": old, "after": ROOT}
+        for tree in trees.values():
+            run_tree(tree, args)  # compile (or load numba's cache) outside the timed runs
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+        for i in range(args.repeats):
+            order = list(trees) if i % 2 == 0 else list(trees)[::-1]
+            for name in order:
+                runs[name].append(run_tree(trees[name], args))
     print(f"{'CPU seconds, medians of ' + str(args.repeats):<52} {'before':>8} {'after':>8} {'ratio':>6}")
     for label in runs["after"][0]:
         before = statistics.median(r[label] for r in runs["before"])
