@@ -105,3 +105,40 @@ def test_the_rllib_example_trains_ppo_with_action_masking() -> None:
     lines = [line for line in result.stdout.splitlines() if line.startswith("iteration")]
     assert [line.split(":")[0] for line in lines] == ["iteration 1", "iteration 2"]
     assert "2000" in lines[-1] and "mean return per shoe" in lines[-1]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [(blackjack_env.ENV_ID, {}), (blackjack_env.SHOE_ENV_ID, {"seats": 2, "seat": 1, "bets": (0, 1, 2)})],
+)
+def test_torchrl_reads_the_mask_and_a_masked_policy_plays_only_legal_actions(
+    env_id: str, kwargs: dict[str, Any]
+) -> None:
+    """TorchRL's convention (README "Using other RL libraries"): its GymWrapper over DictObservation with
+    TorchRL's key names and a boolean mask, its ActionMask transform, and a MaskedCategorical actor."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchrl", reason="the torchrl extra (pip install 'blackjack-env[torchrl]')")
+    from tensordict.nn import TensorDictModule
+    from torchrl.envs import GymWrapper, TransformedEnv
+    from torchrl.envs.transforms import ActionMask
+    from torchrl.modules import MaskedCategorical, ProbabilisticActor
+
+    base = DictObservation(
+        gym.make(env_id, **kwargs), obs_key="observation", mask_key="action_mask", mask_dtype=bool, encoding="one_hot"
+    )
+    env = TransformedEnv(GymWrapper(base, categorical_action_encoding=True), ActionMask())
+    env.set_seed(0)
+    size = base.observation_space["observation"].shape[0]
+    linear = torch.nn.Linear(size, int(base.action_space.n))
+    net = TensorDictModule(linear, in_keys=["observation"], out_keys=["logits"])
+    actor = ProbabilisticActor(
+        net, in_keys={"logits": "logits", "mask": "action_mask"}, distribution_class=MaskedCategorical
+    )
+    steps = 300
+    for policy in (None, actor):  # the masked action spec's random actions, then the masked network's
+        rollout = env.rollout(steps, policy=policy, break_when_any_done=False)
+        masks, actions = rollout["action_mask"], rollout["action"]
+        assert masks.dtype == torch.bool and masks.shape == (steps, base.action_space.n)
+        assert bool(masks[torch.arange(steps), actions].all()), "an action the mask forbids was taken"
+        assert int(rollout["next", "done"].sum()) > 0  # episodes ended and were reset inside the rollout
+        assert float(rollout["next", "reward"].abs().sum()) > 0
