@@ -96,3 +96,28 @@ def test_the_readme_frame_script_writes_the_picture(tmp_path: Path) -> None:
 
     with Image.open(out) as image:
         assert image.size == (frame_size(3)[1], FRAME_HEIGHT)
+
+
+def test_human_mode_shows_the_rgb_frame_in_one_window_where_a_display_exists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "human" with a display: the rgb_array picture in a matplotlib window, one window updated per render.
+    CI has no display, so the check that a display exists is made to answer yes, on matplotlib's Agg backend."""
+    plt = pytest.importorskip("matplotlib.pyplot")
+    import blackjack_env.render as render
+
+    monkeypatch.setattr(render, "display_available", lambda: True)
+    cards = {"cards": ["10", "9", "6", "7", "K"]}
+    pictures = gym.make(blackjack_env.ENV_ID, render_mode="rgb_array")
+    window = gym.make(blackjack_env.ENV_ID, render_mode="human")
+    before = len(plt.get_fignums())
+    try:
+        for env in (pictures, window):
+            env.reset(seed=0, options=cards)
+        assert len(plt.get_fignums()) == before + 1  # reset renders in human mode: the window opens
+        shown = plt.figure(plt.get_fignums()[-1]).axes[0].images[0]
+        np.testing.assert_array_equal(shown.get_array(), pictures.render())
+        for env in (pictures, window):
+            env.step(Action.HIT)
+        assert len(plt.get_fignums()) == before + 1  # the same window, its picture moved on
+        np.testing.assert_array_equal(shown.get_array(), pictures.render())
+    finally:
+        plt.close("all")
