@@ -61,13 +61,13 @@ from .tabular import MAX_DECISIONS, _epsilon_greedy, _greedy
 STATS_FILE = "count_table.npz"
 STRATEGY_FILE = "counting-strategy.json"
 KIND = "count-table"
-#: Pseudo-rounds of the count-pooled value a bucket's mean is shrunk toward for the greedy choice.
-PRIOR_WEIGHT = 200.0
+#: The degree of the polynomial in the count that each action's value difference is fitted with.
+DEGREE = 1
 #: Greedy rounds a bucket needs before its learned value sets its bet (else the smallest bet).
 MIN_BUCKET_ROUNDS = 1000
-#: Standard errors by which a learned deviation must beat basic strategy's answer to be exported
-#: (high: each of about a thousand questions is tried at every threshold, both ways).
-Z_EXPORT = 4.0
+#: Standard errors by which a learned deviation's fitted gain over basic strategy's answer must be
+#: positive to be exported (see CountTableAgent.deviations: one test per question).
+Z_EXPORT = 2.0
 #: The least variance a return is assumed to have (a round's result varies by about 1.3 units^2).
 VAR_FLOOR = 1.0
 #: Hi-Lo's tags' per-card standard deviation: the unit of the bucket widths.
@@ -238,6 +238,12 @@ def _learn_chunk(
         totals[T_ROUNDS] += 1
 
 
+def chunk_words(seed: int, index: int) -> np.ndarray:
+    """The seed words of a run's chunk ``index`` (its shoe and exploration streams): a chunk is
+    fixed by (seed, index) alone, so chunks can be played in any order, anywhere."""
+    return E.seed_words(np.random.SeedSequence([seed, index]), 3)
+
+
 def _means(stats: np.ndarray) -> np.ndarray:
     """Weighted means of a statistics array (0 where there is no weight)."""
     w = stats[..., W]
@@ -254,11 +260,82 @@ def _stderrs(stats: np.ndarray) -> np.ndarray:
     return np.where(w >= 2, np.sqrt(var / np.maximum(w - 1, 1)), np.inf)
 
 
-def shrunk_values(stats: np.ndarray) -> np.ndarray:
-    """Each bucket's mean shrunk toward the mean pooled over buckets (axis 0) by PRIOR_WEIGHT."""
-    pooled = stats.sum(axis=0, keepdims=True)
-    prior = _means(pooled)
-    return (stats[..., WR] + PRIOR_WEIGHT * prior) / (stats[..., W] + PRIOR_WEIGHT)
+@dataclass(frozen=True)
+class CurveFit:
+    """Weighted least-squares fits of per-bucket estimates on a polynomial of the bucket's count,
+    one per trailing index: ``beta`` (..., p), ``cov`` (..., p, p), ``design`` (buckets, p)."""
+
+    beta: np.ndarray
+    cov: np.ndarray
+    design: np.ndarray
+
+    def values(self) -> np.ndarray:
+        """The fitted curve at every bucket's count (buckets first)."""
+        return np.einsum("bp,...p->b...", self.design, self.beta)
+
+    def functional(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The fitted sum over buckets of ``weights`` x curve (weights: buckets first, broadcast
+        against the fits), and its variance."""
+        c = np.einsum("bp,b...->...p", self.design, weights)
+        return np.einsum("...p,...p->...", c, self.beta), np.einsum("...p,...pq,...q->...", c, self.cov, c)
+
+
+def bucket_counts(spec: BucketSpec) -> np.ndarray:
+    """The count each bucket stands for in the fits: its middle, in bucket widths."""
+    return (spec.lo + (np.arange(spec.n) + 0.5) * spec.width) / spec.width
+
+
+def fit_curves(y: np.ndarray, var: np.ndarray, spec: BucketSpec, degree: int = DEGREE) -> CurveFit:
+    """Fit ``y`` (buckets first; ``var`` its variances, inf where a bucket has no data) by weighted
+    least squares on a polynomial of the bucket's count, independently for every trailing index.
+
+    Why: a deviation's gain changes smoothly with the count (insurance's exactly linearly in the
+    tens' share), so a curve pools every bucket's data into 2-3 parameters instead of one noisy mean
+    per bucket. The two tail buckets are left out (the counts they hold are unknown; the curve is
+    read there at their middle). The parameters' covariance is scaled up by the reduced chi-square
+    where that exceeds 1, so a curve the data refuses widens its own errors; with fewer than
+    degree + 2 buckets of data there is no curve and no residual to judge one by: the fit is the
+    weighted mean with an infinite variance."""
+    x = bucket_counts(spec)
+    design = np.stack([x**k for k in range(degree + 1)], axis=-1)
+    p = degree + 1
+    w = np.where(np.isfinite(var) & np.isfinite(y), 1.0 / np.maximum(var, 1e-300), 0.0)
+    w[0] = w[-1] = 0.0
+    yw = np.where(w > 0, y, 0.0) * w
+    normal = np.einsum("bp,bq,b...->...pq", design, design, w)
+    points = (w > 0).sum(axis=0)
+    ok = points >= p + 1
+    safe = np.where(ok[..., None, None], normal, np.eye(p))
+    cov = np.linalg.inv(safe)
+    beta = np.einsum("...pq,...q->...p", cov, np.einsum("bp,b...->...p", design, yw))
+    residual = np.where(w > 0, y - np.einsum("bp,...p->b...", design, beta), 0.0)
+    chi2 = (w * residual * residual).sum(axis=0) / np.maximum(points - p, 1)
+    cov = cov * np.maximum(chi2, 1.0)[..., None, None]
+    mean = np.divide(yw.sum(axis=0), w.sum(axis=0), out=np.zeros(w.shape[1:]), where=w.sum(axis=0) > 0)
+    beta = np.where(ok[..., None], beta, np.concatenate([mean[..., None], np.zeros((*mean.shape, p - 1))], -1))
+    cov = np.where(ok[..., None, None], cov, np.inf)
+    return CurveFit(beta, cov, design)
+
+
+def fitted_values(stats: np.ndarray, spec: BucketSpec) -> tuple[CurveFit, np.ndarray]:
+    """Every action's value minus that of its cell's count-free best action (the best pooled over
+    buckets: the reference), fitted as a curve in the count (:func:`fit_curves`), and the
+    reference per cell. The reference's own curve is 0 with no variance, so a question asked of
+    the reference and one other action has the exact error of their difference.
+
+    The behaviour policy is greedy in these curves and the export reads its deviations from them:
+    what the learner plays is what it exports, up to the export's significance test."""
+    tried = stats[..., W].sum(axis=0) > 0
+    ref = np.argmax(np.where(tried, _means(stats.sum(axis=0)), -np.inf), axis=-1)
+    means, errs = _means(stats), _stderrs(stats)
+    index = np.broadcast_to(ref[None, ..., None], (*means.shape[:-1], 1))
+    y = means - np.take_along_axis(means, index, -1)
+    var = errs**2 + np.take_along_axis(errs, index, -1) ** 2
+    fit = fit_curves(y, var, spec)
+    is_ref = np.arange(stats.shape[-2]) == ref[..., None]
+    beta = np.where(is_ref[..., None], 0.0, fit.beta)
+    cov = np.where(is_ref[..., None, None], 0.0, fit.cov)
+    return CurveFit(beta, cov, fit.design), ref
 
 
 def parse_bets(text: str) -> tuple[float, ...]:
@@ -303,30 +380,37 @@ class Deviation:
     stderr_per_100: float
 
 
-def fit_entry(
-    gains: np.ndarray, stderrs: np.ndarray, freq: np.ndarray, basic_yes: bool, spec: BucketSpec
+def fit_question(
+    curve: CurveFit, mix: np.ndarray, freq: np.ndarray, basic_yes: bool, spec: BucketSpec
 ) -> tuple[int, str, float, float] | None:
-    """The best single-threshold answer to one question from learned per-bucket gains of "yes"
-    over "no" (``gains``, with ``stderrs``; ``freq``: the question's decisions per round in each
-    bucket): "yes" at or above bucket k, or below it, for k = 1..n-1. Returned as (k, when, gain,
-    stderr) per round over basic strategy's fixed answer, when it beats that answer by Z_EXPORT
-    standard errors; else None. Buckets without data count as no gain."""
-    g = np.where(np.isfinite(stderrs), gains, 0.0) * freq
-    v = np.where(np.isfinite(stderrs), stderrs, 0.0) ** 2 * freq**2
-    basic = np.full(len(g), basic_yes)
-    best: tuple[int, str, float, float] | None = None
-    for k in range(1, spec.n):
-        for when in ("at_or_above", "below"):
-            yes = np.arange(spec.n) >= k if when == "at_or_above" else np.arange(spec.n) < k
-            differ = yes != basic
-            if not differ.any() or differ.all():
-                continue
-            sign = np.where(yes, 1.0, -1.0)
-            gain = float((g * sign)[differ].sum())
-            err = math.sqrt(float(v[differ].sum()))
-            if gain > Z_EXPORT * err and (best is None or gain > best[2]):
-                best = (k, when, gain, err)
-    return best
+    """The single-threshold answer to one question read off fitted curves of the gain of "yes"
+    over "no": per bucket b the gain of one decision is sum_m mix[b, m] x curve_m(b) (``curve``:
+    fits with one trailing axis m; a cell's question has m = 1, insurance one curve per holding a
+    natural or not, mixed by how often each is asked), ``freq`` the question's decisions per round
+    per bucket. Of "yes" at or above bucket k or below it (k = 1..n-1), the one whose fitted gain
+    per round over basic strategy's fixed answer is largest, returned as (k, when, gain, stderr)
+    when that gain is Z_EXPORT standard errors above 0; else None.
+
+    Why Z_EXPORT can be 2: every threshold is read off the same curve of 2-3 parameters, so the
+    choice of threshold is not a multiple comparison (the scan only finds where the curve crosses
+    0); the test is one per question, and a wrongly exported entry costs about its own small
+    error, while a real one dropped costs its whole gain."""
+    n = spec.n
+    k = np.arange(1, n)
+    at = np.arange(n)[None, :] >= k[:, None]  # (thresholds, buckets): "yes" at or above bucket k
+    yes = np.concatenate([at, ~at])
+    differ = yes != basic_yes
+    usable = differ.any(axis=1) & ~differ.all(axis=1)
+    weights = np.where(differ, np.where(yes, 1.0, -1.0), 0.0) * freq[None, :]
+    c = np.einsum("bp,tb,bm->tmp", curve.design, weights, mix)
+    gains = np.einsum("tmp,mp->t", c, curve.beta)
+    variances = np.einsum("tmp,mpq,tmq->t", c, curve.cov, c)
+    gains = np.where(usable & np.isfinite(variances), gains, -np.inf)
+    best = int(np.argmax(gains))
+    gain, err = float(gains[best]), math.sqrt(max(float(variances[best]), 0.0))
+    if not gain > Z_EXPORT * err:
+        return None
+    return int(k[best % (n - 1)]), ("at_or_above" if best < n - 1 else "below"), gain, err
 
 
 # the questions of a cell in the casino's order: (question letter, action code)
@@ -423,12 +507,11 @@ class CountTableAgent:
 
     def chunk_inputs(self, index: int) -> tuple[np.ndarray, ...]:
         """What chunk ``index`` plays with: its seed words and the frozen greedy values."""
-        words = E.seed_words(np.random.SeedSequence([self.seed, index]), 3)
         return (
-            words,
-            shrunk_values(self.stats),
+            chunk_words(self.seed, index),
+            fitted_values(self.stats, self.spec)[0].values(),
             (self.stats[..., W].sum(axis=0, keepdims=True) > 0).repeat(self.spec.n, axis=0),
-            shrunk_values(self.ins_stats),
+            fitted_values(self.ins_stats, self.spec)[0].values(),
             (self.ins_stats[..., W].sum(axis=0, keepdims=True) > 0).repeat(self.spec.n, axis=0),
         )
 
@@ -511,11 +594,19 @@ class CountTableAgent:
         return pairs
 
     def deviations(self) -> list[Deviation]:
-        """The learned count-dependent answers that beat basic strategy's (fit_entry), by cell."""
+        """The learned count-dependent answers that beat basic strategy's (fit_question), by cell.
+
+        A question (surrender, split, double, stand: the casino's order) weighs its action against
+        "no": the action left with the best count-free value. Its gain per bucket is the
+        difference of their fitted curves (fitted_values: the ones the learner plays by), with the
+        sum of their covariances as its error (exact when one is the cell's reference, as in most
+        questions; else larger than the truth, as both curves share the reference's noise)."""
         basic = self.basic_table()
         rounds = max(self.rounds * (self.seats if self.seat < 0 else 1), 1)
-        means, errs = _means(self.stats), _stderrs(self.stats)
+        curves, _ = fitted_values(self.stats, self.spec)
+        pooled = _means(self.stats.sum(axis=0))
         weights = self.stats[..., W]
+        single = np.ones((self.spec.n, 1))
         found: list[Deviation] = []
         for row in range(N_ROWS):
             pair = row >= PAIR_BASE
@@ -532,18 +623,17 @@ class CountTableAgent:
                     allowed.discard(action)
                     if pair and letter not in ("R", "P"):
                         continue  # a pair's cell answers only split and surrender
-                    rest = sorted(allowed)
-                    if not rest:
+                    rest = [a for a in sorted(allowed) if weights[:, row, col, a].sum() > 0]
+                    if not rest or weights[:, row, col, action].sum() == 0:
                         continue
-                    # "no" plays the learned best of the actions left (per bucket)
-                    rest_means = means[:, row, col][:, rest]
-                    pick = np.argmax(np.where(weights[:, row, col][:, rest] > 0, rest_means, -np.inf), axis=1)
-                    no_mean = rest_means[np.arange(self.spec.n), pick]
-                    no_err = errs[:, row, col][:, rest][np.arange(self.spec.n), pick]
-                    gains = means[:, row, col, action] - no_mean
-                    stderrs = np.hypot(errs[:, row, col, action], no_err)
+                    alt = max(rest, key=lambda a: pooled[row, col, a])
+                    gain = CurveFit(
+                        (curves.beta[row, col, action] - curves.beta[row, col, alt])[None],
+                        (curves.cov[row, col, action] + curves.cov[row, col, alt])[None],
+                        curves.design,
+                    )
                     freq = weights[:, row, col].sum(axis=1) / rounds  # the cell's decisions per round
-                    fit = fit_entry(gains, stderrs, freq, basic_yes, self.spec)
+                    fit = fit_question(gain, single, freq, basic_yes, self.spec)
                     if fit is None:
                         continue
                     k, when, gain, err = fit
@@ -566,17 +656,14 @@ class CountTableAgent:
     def _insurance_deviation(self, rounds: int) -> Deviation | None:
         """Insurance (and even money) by one entry: the gain of taking it, pooled over holding a
         natural or not by how often each was asked."""
-        means, errs = _means(self.ins_stats), _stderrs(self.ins_stats)
+        curves, _ = fitted_values(self.ins_stats, self.spec)  # per natural: [no, take]
+        gain = CurveFit(
+            curves.beta[:, 1] - curves.beta[:, 0], curves.cov[:, 1] + curves.cov[:, 0], curves.design
+        )  # exact: one of the two is the reference
         asked = self.ins_stats[..., W].sum(axis=2)  # [bucket, natural]
         share = np.divide(asked, asked.sum(axis=1, keepdims=True), out=np.zeros_like(asked), where=asked > 0)
-        known = np.isfinite(errs).all(axis=2)
-        diff = np.where(known, means[..., 1] - means[..., 0], 0.0)
-        var = np.where(known, errs[..., 1] ** 2 + errs[..., 0] ** 2, 0.0)
-        gains = (share * diff).sum(axis=1)
-        stderrs = np.sqrt((share**2 * var).sum(axis=1))
-        stderrs = np.where(known.any(axis=1), stderrs, np.inf)
         basic_yes = bool(self.basic_table().insurance[0])
-        fit = fit_entry(gains, stderrs, asked.sum(axis=1) / rounds, basic_yes, self.spec)
+        fit = fit_question(gain, share, asked.sum(axis=1) / rounds, basic_yes, self.spec)
         if fit is None:
             return None
         k, when, gain_k, err = fit
