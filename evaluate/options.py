@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 from blackjack_env.engine import MAX_SEATS
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
 from blackjack_env.simulate import Policy, Table
+from blackjack_env.solver.ceiling import STRATA as CEILING_STRATA
 
 from . import runner
 from .policies import POLICY_CHOICES, basic_strategy_table
@@ -150,8 +151,9 @@ CEILING_SAMPLES = 600
 
 
 def add_ceiling_arguments(parser: argparse.ArgumentParser, what: str, samples: str = "round-start shoes") -> None:
-    """--ceiling and --ceiling-samples (blackjack-evaluate, its report and sweep; read by
-    ``game_ceiling``): ``what`` says what --ceiling adds to the command, ``samples`` what is sampled."""
+    """--ceiling, --ceiling-samples and --ceiling-strata (alias --strata) (blackjack-evaluate, its report
+    and sweep; read by ``game_ceiling``): ``what`` says what --ceiling adds to the command, ``samples``
+    what is sampled. A bad --ceiling-strata is argparse's one line, exit 2."""
     parser.add_argument(
         "--ceiling",
         action="store_true",
@@ -162,6 +164,16 @@ def add_ceiling_arguments(parser: argparse.ArgumentParser, what: str, samples: s
         type=int,
         default=CEILING_SAMPLES,
         help=f"{samples} the ceiling analyses (default {CEILING_SAMPLES})",
+    )
+    parser.add_argument(
+        "--ceiling-strata",
+        "--strata",
+        dest="ceiling_strata",
+        type=positive_int,
+        default=CEILING_STRATA,
+        metavar="K",
+        help=f"strata of the ceiling's shoes by its gain predictor (default {CEILING_STRATA}; 1: plain sampling); "
+        "README 'The ceiling'",
     )
 
 
@@ -175,6 +187,7 @@ def game_ceiling(rules: Rules, args: argparse.Namespace) -> Any:
         seats=args.seats,
         seat=args.seat,
         samples=args.ceiling_samples,
+        strata=getattr(args, "ceiling_strata", CEILING_STRATA),
         seed=args.seed,
         workers=args.workers,
         backend=args.backend,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -190,6 +191,44 @@ def test_evaluate_ceiling_bad_input_before_any_work(argv: list[str], capsys) -> 
     assert len(captured.err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--policy", "basic", "--ceiling", "--set", "penetration=0.75", "--strata", "0"],
+        ["sweep", "--ceiling", "--set", "penetration=0.75", "--ceiling-strata", "x", "--no-plot"],
+        ["report", "--ceiling", "--set", "penetration=0.75", "--strata", "-1", "--out", "never"],
+    ],
+)
+def test_bad_strata_is_one_line_exit_2(argv: list[str], capsys) -> None:
+    """A --strata that is not a whole number >= 1 stops the command as it parses (argparse's one line)."""
+    from blackjack_env.evaluate.cli import main as evaluate_main
+
+    with pytest.raises(SystemExit) as stopped:
+        evaluate_main(argv)
+    assert stopped.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.strip().splitlines()
+    assert "--strata" in line and ">= 1" in line
+    assert not Path("never").exists()
+
+
+@pytest.mark.parametrize("command", ["evaluate", "sweep", "report"])
+def test_strata_reach_the_ceiling_from_every_command(command: str, monkeypatch) -> None:
+    """--strata K (alias of --ceiling-strata) in blackjack-evaluate, its sweep and its report is the
+    ceiling's ``strata``; without it the ceiling's own default."""
+    from blackjack_env.evaluate import cli, options, sweep
+    from blackjack_env.evaluate.report import cli as report_cli
+
+    parser = {"evaluate": cli.build_parser, "sweep": sweep.build_parser, "report": report_cli.build_parser}[command]()
+    extra = ["--out", "x"] if command == "report" else []
+    seen = []
+    monkeypatch.setattr(ceiling_module, "ceiling", lambda rules, **kwargs: seen.append(kwargs["strata"]))
+    for argv, strata in ((["--strata", "3"], 3), (["--ceiling-strata", "1"], 1), ([], ceiling_module.STRATA)):
+        options.game_ceiling(GAME, parser.parse_args(["--ceiling", *argv, *extra]))
+        assert seen.pop() == strata
+
+
 def test_interruption_keeps_the_finished_shoes(serial, basic: StrategyTable) -> None:
     """Ctrl-C (here raised as the first shoe is done) keeps that shoe and says the run was interrupted."""
 
@@ -322,8 +361,11 @@ def test_cache_reads_back_and_an_interrupted_run_resumes(monkeypatch, tmp_path: 
     kwargs = {"samples": 24, "seed": 2, "workers": 1, "basic": basic}
     whole = ceiling(game, **kwargs)
     assert len(calls) == 24 and whole.design()["strata"] == 6
+    (path,) = (tmp_path / "a").rglob("ceiling-*.npz")
+    os.utime(path, (1e9, 1e9))  # last used long ago: reading it marks it used, so pruning keeps it
     again = ceiling(game, **kwargs)
     assert len(calls) == 24 and again.meta["cached"] and again.to_json()["cached"]
+    assert path.stat().st_mtime > 1e9 + 1
     np.testing.assert_array_equal(again.values, whole.values)
 
     monkeypatch.setenv("BLACKJACK_ENV_CACHE", str(tmp_path / "b"))

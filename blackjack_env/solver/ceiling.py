@@ -799,7 +799,10 @@ def cache_path(
 
 
 def _load_values(path: Path | None, n: int) -> dict[int, np.ndarray]:
-    """The shoes a cache file holds (none if there is no readable file of this run's size)."""
+    """The shoes a cache file holds (none if there is no readable file of this run's size); a file
+    read is marked used (``_source.touch``), so the cache's pruning keeps it as it keeps solutions."""
+    from .._source import touch
+
     if path is None or not path.exists():
         return {}
     try:
@@ -809,6 +812,7 @@ def _load_values(path: Path | None, n: int) -> dict[int, np.ndarray]:
         return {}
     if values.shape != (n, N_VALUES) or done.shape != (n,):
         return {}
+    touch(path)
     return {int(i): values[i].copy() for i in np.flatnonzero(done)}
 
 
