@@ -74,7 +74,7 @@ def test_record_video_records_an_episode(tmp_path: Path) -> None:
     pytest.importorskip("moviepy", reason="Gymnasium's RecordVideo needs moviepy")
     env = gym.wrappers.RecordVideo(
         gym.make(blackjack_env.SHOE_ENV_ID, render_mode="rgb_array", rules={"decks": 1, "penetration": 0.3}),
-        str(tmp_path),
+        str(tmp_path / "videos"),  # a folder RecordVideo makes (it warns about one that exists)
         episode_trigger=lambda episode: True,
         disable_logger=True,
     )
@@ -85,7 +85,7 @@ def test_record_video_records_an_episode(tmp_path: Path) -> None:
         mask = env.unwrapped.action_masks()
         _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
     env.close()
-    assert list(tmp_path.glob("*.mp4"))
+    assert list((tmp_path / "videos").glob("*.mp4"))
 
 
 def test_the_readme_frame_script_writes_the_picture(tmp_path: Path) -> None:
