@@ -143,17 +143,6 @@ def test_run_dir_plays_in_evaluate_exactly(learned: LinearAgent, tmp_path: Path,
     assert (summary["ev"], summary["ev_diff"]) == (flat.ev(), flat.diff()[0])
 
 
-def test_report_refuses_a_composition_model_in_one_line(learned: LinearAgent, tmp_path: Path, capsys) -> None:
-    """The report's pages (a strategy chart, an exact EV) would misstate a composition model: refused."""
-    from blackjack_env.evaluate.report import main as report_main
-
-    learned.save(tmp_path / "run")
-    assert report_main(["--policy", str(tmp_path / "run"), *ARGV_RULES, "--out", str(tmp_path / "rep")]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "composition model" in err, err
-    assert not (tmp_path / "rep").exists()
-
-
 def test_bad_model_file_is_one_line(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "model.json"
     data = LinearAgent(RULES).model().to_dict()

@@ -25,13 +25,16 @@ from .formats import (
     fmt_cost,
     fmt_count,
     fmt_ev,
+    fmt_gain_100,
     fmt_index,
     fmt_optional,
     fmt_per_100,
     fmt_play,
     fmt_rate,
     fmt_share,
+    fmt_tag,
 )
+from .learner import COUNT_FIGURE_SYSTEMS, Learner
 from .model import Ceiling, Counting, Estimate, Report
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -132,6 +135,83 @@ def histogram_rows(ceiling: Ceiling) -> Rows:
     ]
 
 
+def bets_text(bets: tuple[float, ...] | list[float]) -> str:
+    return ", ".join(f"{b:g}" for b in bets)
+
+
+def learner_curve_header(learner: Learner) -> list[str]:
+    header = ["rounds", "wall time (min)", "EV per 100, its bets", "gain over basic, its bets", "95% CI"]
+    header += ["gain over Hi-Lo EV-max", "95% CI", "flat-bet gain over basic", "95% CI", "Hi-Lo I18+Fab4 flat gain"]
+    return header + (["flat share of the ceiling", "95% CI"] if learner.has_share else [])
+
+
+def learner_curve_rows(learner: Learner) -> Rows:
+    """Per evaluation: rounds, wall time and every figure per 100 rounds (95% CIs), the share where priced."""
+    rows = []
+    for p in learner.curve or []:
+        row = [f"{p['step']:,.0f}", f"{p['wall_s'] / 60:.1f}", fmt_per_100(p["ev"])]
+        for key in ("gain_vs_basic", "gain_vs_hilo", "flat_gain"):
+            row += [fmt_per_100(p[key]), _ci(p[f"{key}_low"], p[f"{key}_high"], fmt_per_100)]
+        row.append(fmt_per_100(p["flat_gain_hilo"]))
+        if learner.has_share:
+            row += [fmt_optional(p["flat_share"], fmt_share), _ci(p["flat_share_low"], p["flat_share_high"], fmt_share)]
+        rows.append(row)
+    return rows
+
+
+def learned_ramp_rows(learner: Learner) -> Rows:
+    """Per count (bucket): the bet, the learned value per unit bet and its CI, the greedy rounds behind it."""
+    return [
+        [
+            r["label"],
+            f"{r['bet']:g}",
+            fmt_optional(r["value"]),
+            _ci(*r["ci95"]) if r["ci95"] else "n/a",
+            "n/a" if r["rounds"] is None else f"{r['rounds']:,.0f}",
+        ]
+        for r in learner.ramp
+    ]
+
+
+def learned_index_rows(learner: Learner) -> Rows:
+    """Per question: the learned and the generated entry with their gains per 100 rounds, and the status."""
+    return [
+        [
+            d["hand"],
+            d["up"],
+            d["learned"] or "-",
+            fmt_optional(d.get("learned_gain_per_100"), fmt_gain_100),
+            d["generated"] or "-",
+            fmt_optional(d.get("generated_gain_per_100"), fmt_gain_100),
+            d["status"],
+        ]
+        for d in learner.deviations
+    ]
+
+
+def status_text(learner: Learner) -> str:
+    counts = learner.status_counts()
+    return "; ".join(f"{n} {status}" for status, n in counts.items())
+
+
+def learned_count_rows(learner: Learner) -> Rows:
+    """Per card value: the learned tag and the figure's systems' tags (balanced and scaled alike)."""
+    tags = learner.count_tags or {}
+    return [
+        [value, fmt_tag(tags["learned"][i]), *(fmt_tag(tags["systems"][n][i]) for n in COUNT_FIGURE_SYSTEMS)]
+        for i, value in enumerate(tags.get("values", []))
+    ]
+
+
+def learned_count_header() -> list[str]:
+    return ["value", "learned", *COUNT_FIGURE_SYSTEMS]
+
+
+def count_correlation_rows(learner: Learner) -> Rows:
+    tags = learner.count_tags or {}
+    return [[name, fmt_optional(r, "{:.3f}".format)] for name, r in tags.get("correlation", {}).items()]
+
+
 #: The tables' rows, as the templates call them (``rows.headline(r)``).
 ROWS = SimpleNamespace(
     headline=headline_rows,
@@ -145,6 +225,15 @@ ROWS = SimpleNamespace(
     ceiling=ceiling_rows,
     percentiles=percentile_rows,
     histogram=histogram_rows,
+    bets=bets_text,
+    learner_curve_header=learner_curve_header,
+    learner_curve=learner_curve_rows,
+    learned_ramp=learned_ramp_rows,
+    learned_indices=learned_index_rows,
+    status=status_text,
+    learned_count=learned_count_rows,
+    learned_count_header=learned_count_header,
+    count_correlation=count_correlation_rows,
 )
 
 

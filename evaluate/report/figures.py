@@ -17,12 +17,15 @@ from blackjack_env.simulate import OUTCOMES, Z95
 from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 
 from .formats import ACTIONS
+from .learner import COUNT_FIGURE_SYSTEMS, STATUS, Learner
 from .model import BANKROLL_METHOD, BankrollPaths, Ceiling, Counting, Estimate, Report
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+#: The learner's pages' figures (a blackjack-train --env shoe run as --policy).
+LEARNER_FIGURES = ("learner_curve.png", "learned_ramp.png", "learned_indices.png", "learned_count.png")
 #: Every figure a report may draw (checked against --out before any work is done).
 FIGURE_FILES = (
     "ev.png",
@@ -34,6 +37,7 @@ FIGURE_FILES = (
     "bankroll.png",
     "ceiling.png",
     "round_ev.png",
+    *LEARNER_FIGURES,
 )
 #: round_ev.png's EV axis fits the count buckets holding at least this share of the rounds.
 MIN_BUCKET_SHARE = 0.01
@@ -160,15 +164,24 @@ def rates_figure(report: Report, path: Path) -> None:
 
 
 def chart_figure(
-    table: StrategyTable, basic: StrategyTable, path: Path, marks: dict[tuple[int, int], str] | None = None
+    table: StrategyTable,
+    basic: StrategyTable,
+    path: Path,
+    marks: dict[tuple[int, int], str] | None = None,
+    frames: dict[tuple[int, int], str] | None = None,
+    legend: list[tuple[str, str]] | None = None,
+    size: tuple[float, float] = (15, 9.6),
 ) -> None:
     """Hard, soft and pair grids coloured by action; cells that differ from basic strategy are
     framed in black and show basic strategy's code below the policy's. ``marks`` (a counter's
-    index plays, by (row, up card)) frames those cells instead, with the mark below the code."""
+    index plays, by (row, up card)) frames those cells instead, with the mark below the code;
+    ``frames`` colours a marked cell's frame (by cell), ``legend`` names those colours; ``size`` in
+    inches (a larger chart gives longer marks room, the text staying the same size)."""
     from matplotlib.patches import Patch, Rectangle
 
     marks = marks or {}
-    fig = _figure(15, 9.6)  # cells about 45 px: the marks' 7.5 pt text (10 px) reads at 100% zoom
+    frames = frames or {}
+    fig = _figure(*size)  # by default cells about 45 px: the marks' 7.5 pt text (10 px) reads at 100% zoom
     axes = fig.subplots(1, 3)
     for ax, (section, keys) in zip(axes, CHART_ROWS.items(), strict=True):
         for i, key in enumerate(keys):
@@ -183,18 +196,19 @@ def chart_figure(
                         1,
                         1,
                         facecolor=ACTION_COLOURS[code[0]][0],
-                        edgecolor="black" if framed else "white",
+                        edgecolor=frames.get((row, up), "black") if framed else "white",
                         lw=2.5 if framed else 0.8,
                         zorder=2 if framed else 1,
                     )
                 )
                 weight = "bold" if framed else "normal"
-                two_lines = framed and "\n" in mark
-                y = i + (0.25 if two_lines else 0.35)
+                lines = mark.count("\n") + 1 if framed else 0
+                two_lines = lines > 1
+                y = i + (0.2 if lines > 2 else 0.25 if two_lines else 0.35)
                 ax.text(j + 0.5, y, code, ha="center", va="center", fontsize=10, weight=weight, zorder=3)
                 if framed:
-                    y = i + (0.68 if two_lines else 0.75)
-                    size = 7.5 if two_lines else 8.5
+                    y = i + (0.66 if lines > 2 else 0.68 if two_lines else 0.75)
+                    size = 6 if lines > 2 else 7.5 if two_lines else 8.5
                     ax.text(j + 0.5, y, mark, ha="center", va="center", fontsize=size, linespacing=0.85, zorder=3)
         ax.set_xlim(0, 10)
         ax.set_ylim(len(keys), 0)
@@ -206,9 +220,12 @@ def chart_figure(
         ax.tick_params(length=0)
         ax.set_xlabel("dealer up card")
     handles = [Patch(facecolor=c, label=name) for c, name in ACTION_COLOURS.values()]
-    framed = "index play: its play and count below" if marks else "differs from basic strategy"
-    handles.append(Patch(facecolor="white", edgecolor="black", lw=2.5, label=framed))
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles))
+    if legend:
+        handles += [Patch(facecolor="white", edgecolor=colour, lw=2.5, label=label) for colour, label in legend]
+    else:
+        framed = "index play: its play and count below" if marks else "differs from basic strategy"
+        handles.append(Patch(facecolor="white", edgecolor="black", lw=2.5, label=framed))
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6))
     fig.suptitle(f"{table.name}: second letter = fallback when the first is not allowed")
     fig.savefig(path, format="png")
 
@@ -407,6 +424,202 @@ def round_ev_figure(ceiling: Ceiling, counting: Counting | None) -> Figure:
     return fig
 
 
+def _band(ax: Axes, x: list[float], rows: list[dict[str, float]], key: str, colour: str, label: str) -> None:
+    """A per-100-rounds curve with its 95% band (``key``, ``key_low``, ``key_high``)."""
+    ax.fill_between(
+        x, [100 * r[f"{key}_low"] for r in rows], [100 * r[f"{key}_high"] for r in rows], color=colour, alpha=0.25
+    )
+    ax.plot(x, [100 * r[key] for r in rows], marker=".", color=colour, label=label)
+
+
+def _fit_trained(ax: Axes, curve: list[dict[str, float]], keys: tuple[str, ...]) -> None:
+    """Fit the y axis (per 100 rounds) to the evaluations after the first, when there are two or
+    more: the untrained start (tens of units per 100 rounds below) would flatten the rest; the
+    table keeps it, and the panel says it is off the scale."""
+    trained = [r for r in curve if r["step"] > 0]
+    if len(trained) < 2:
+        return
+    values = [100 * r[k] for r in trained for k in keys] + [0.0]
+    low, high = min(values), max(values)
+    pad = 0.1 * (high - low) or 0.1
+    ax.set_ylim(low - pad, high + pad)
+    start = [100 * r[k] for r in curve if r["step"] == 0 for k in keys]
+    if any(not low - pad <= v <= high + pad for v in start):
+        ax.annotate(
+            "the untrained start is off the scale (see the table)",
+            xy=(0.01, 0.02),
+            xycoords="axes fraction",
+            fontsize=7,
+            color="dimgrey",
+        )
+
+
+def learner_curve_figure(learner: Learner) -> Figure:
+    """The learning curve against rounds (left) and wall time (right): the EV per 100 rounds with the
+    bets of the learner, Hi-Lo I18 + Fab 4 (EV-maximising bets) and flat basic strategy; the paired
+    gains with their bets over both (95% bands); the flat-bet gain over basic strategy beside Hi-Lo
+    I18 + Fab 4's at a flat bet on the same shoes; and, where the run priced the ceiling, the flat
+    share of it."""
+    curve = learner.curve or []
+    rows = 4 if learner.has_share else 3
+    fig = _figure(12, 2.6 * rows + 0.6)
+    axes = fig.subplots(rows, 2, sharex="col")
+    xs = ([r["step"] for r in curve], [r["wall_s"] / 60 for r in curve])
+    for col, x in enumerate(xs):
+        ev_ax, gain_ax, flat_ax = axes[0, col], axes[1, col], axes[2, col]
+        for key, colour, label in (
+            ("ev", "#4c72b0", "the learner, its bets"),
+            ("ev_hilo", "#dd8452", "Hi-Lo I18+Fab4, EV-max bets"),
+            ("ev_basic", "#55a868", "basic strategy, flat"),
+        ):
+            ev_ax.plot(x, [100 * r[key] for r in curve], marker=".", color=colour, label=label)
+        _band(gain_ax, x, curve, "gain_vs_basic", "#4c72b0", "over basic strategy (flat)")
+        _band(gain_ax, x, curve, "gain_vs_hilo", "#dd8452", "over Hi-Lo I18+Fab4, EV-max bets")
+        _band(flat_ax, x, curve, "flat_gain", "#8172b2", "the learner over basic strategy")
+        flat_ax.plot(
+            x, [100 * r["flat_gain_hilo"] for r in curve], ls="--", color="#dd8452", label="Hi-Lo I18+Fab4 over basic"
+        )
+        for ax, keys in (
+            (ev_ax, ("ev", "ev_hilo", "ev_basic")),
+            (gain_ax, ("gain_vs_basic_low", "gain_vs_basic_high", "gain_vs_hilo_low", "gain_vs_hilo_high")),
+            (flat_ax, ("flat_gain_low", "flat_gain_high", "flat_gain_hilo")),
+        ):
+            ax.axhline(0, color="black", lw=0.8)
+            _fit_trained(ax, curve, keys)
+        if learner.has_share:
+            share_ax = axes[3, col]
+            _band(share_ax, x, curve, "flat_share", "#c44e52", "flat-bet share of the ceiling")
+            share_ax.axhline(100, color="#dd8452", ls="--", lw=1.2, label="the ceiling")
+            share_ax.axhline(0, color="black", lw=0.8)
+            if col == 0:
+                share_ax.set_ylabel("% of the ceiling\n(flat bet, 95% CI)")
+        if col == 0:
+            ev_ax.set_ylabel("EV per 100 rounds\n(units)")
+            gain_ax.set_ylabel("gain with its bets\nper 100 rounds (95% CI)")
+            flat_ax.set_ylabel("flat-bet gain\nper 100 rounds (95% CI)")
+            for ax in axes[:, 0]:
+                ax.legend(loc="best", fontsize=7)
+        axes[-1, col].set_xlabel("rounds trained" if col == 0 else "wall time (minutes)")
+    axes[0, 0].set_title(f"{learner.title}: against rounds", fontsize=10, loc="left")
+    axes[0, 1].set_title("against wall time (evaluations included)", fontsize=10, loc="left")
+    return fig
+
+
+def learned_ramp_figure(learner: Learner, counting: Counting | None) -> Figure:
+    """The learned bet by count (above) and the learned round value per unit bet by count (below: a
+    count-table run's buckets with 95% CIs where its statistics are kept, a composition model's
+    line), beside this report's simulated EV per unit bet by count with 95% CIs."""
+    fig = _figure(9, 6)
+    bet_ax, ev_ax = fig.subplots(2, 1, sharex=True, height_ratios=[1, 2])
+    ramp = learner.ramp
+    counts = [r["count"] for r in ramp]
+    if learner.kind == "composition":  # its bet follows the line's sign: drawn on a fine grid
+        fine = np.linspace(counts[0], counts[-1], 400)
+        slope = (ramp[-1]["value"] - ramp[0]["value"]) / (counts[-1] - counts[0])
+        value = ramp[0]["value"] + slope * (fine - counts[0])
+        bet_ax.plot(fine, np.where(value > 0, learner.bets[-1], learner.bets[0]), color="#dd8452", lw=2)
+    else:
+        ends = [*counts, counts[-1] + (counts[-1] - counts[-2] if len(counts) > 1 else 1.0)]
+        bet_ax.stairs([r["bet"] for r in ramp], ends, color="#dd8452", lw=2, baseline=None)
+    bet_ax.set_ylabel("bet (units)")
+    bet_ax.set_ylim(bottom=0, top=max(r["bet"] for r in ramp) * 1.15 or 1)
+    bet_ax.set_title(
+        f"{learner.title}: bet by {learner.count_name} (the end steps hold the tails)", fontsize=9, loc="left"
+    )
+    if learner.kind == "composition":
+        ev_ax.plot(counts, [r["value"] for r in ramp], color="#4c72b0", lw=2, label="learned (betting weights)")
+    else:
+        shown = [r for r in ramp if r["value"] is not None]
+        width = learner.width
+        x = np.array([r["count"] + width / 2 for r in shown])
+        v = np.array([r["value"] for r in shown])
+        ci = [r["ci95"] for r in shown]
+        has = np.array([c is not None for c in ci], dtype=bool)
+        if has.any():
+            low = np.array([c[0] for c, h in zip(ci, has, strict=True) if h])
+            high = np.array([c[1] for c, h in zip(ci, has, strict=True) if h])
+            ev_ax.errorbar(
+                x[has], v[has], yerr=[v[has] - low, high - v[has]], fmt="s", color="#4c72b0", capsize=3,
+                label="learned round value (95% CI)",
+            )  # fmt: skip
+    if counting is not None:
+        buckets = [b for b in counting.figures["by_true_count"] if b["share"] >= MIN_BUCKET_SHARE]
+        x = np.array([b["true_count"] + 0.5 for b in buckets], dtype=float)
+        ev = np.array([b["ev_per_unit_bet"] for b in buckets], dtype=float)
+        low, high = (np.array([b["ci95"][k] for b in buckets], dtype=float) for k in (0, 1))
+        ok = np.isfinite(ev) & np.isfinite(low) & np.isfinite(high)
+        ev_ax.errorbar(
+            x[ok], ev[ok], yerr=[ev[ok] - low[ok], high[ok] - ev[ok]], fmt="o", color="#55a868", capsize=3, mfc="none",
+            label=f"simulated here, by {counting.count_name} (95% CI)",
+        )  # fmt: skip
+    ev_ax.axhline(0, color="black", lw=0.8)
+    ev_ax.set_ylabel("round value per unit bet")
+    ev_ax.set_xlabel(learner.count_name)
+    ev_ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def learned_count_figure(learner: Learner) -> Figure:
+    """The composition model's betting weights as a count's tags beside built-in systems' (all
+    balanced over a full shoe and scaled alike), one group of bars per card value."""
+    tags = learner.count_tags or {}
+    names = ["learned", *COUNT_FIGURE_SYSTEMS]
+    series = [tags["learned"], *(tags["systems"][n] for n in COUNT_FIGURE_SYSTEMS)]
+    colours = ["#4c72b0", "#dd8452", "#55a868", "#8172b2"]
+    fig = _figure(9, 4)
+    ax = fig.subplots()
+    x = np.arange(len(tags["values"]))
+    width = 0.8 / len(series)
+    for k, (name, values, colour) in enumerate(zip(names, series, colours, strict=True)):
+        label = "learned (betting weights)" if name == "learned" else f"{name} (r = {tags['correlation'][name]:.2f})"
+        ax.bar(x - 0.4 + (k + 0.5) * width, values, width, color=colour, label=label)
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_xticks(x, tags["values"])
+    ax.set_xlabel("card value")
+    ax.set_ylabel(f"tag ({tags['scaled']})")
+    ax.set_title(
+        "a learned count: the betting model's weight per value as tags, balanced and scaled alike "
+        "(r: correlation with the learned tags)",
+        fontsize=9,
+        loc="left",
+    )
+    ax.legend(fontsize=8, ncols=2)
+    return fig
+
+
+def draw_learner_figures(report: Report, folder: Path) -> None:
+    """The learner's pages' figures (see :mod:`.learner`), listed with captions in the report."""
+    learner = report.learner
+    assert learner is not None
+    if learner.curve:
+        learner_curve_figure(learner).savefig(folder / "learner_curve.png", format="png")
+        report.figures["learner_curve.png"] = (
+            "Learning curve against rounds and wall time: EV per 100 rounds, the paired gains with 95% bands, the "
+            "flat-bet gain over basic strategy"
+            + (", and the flat-bet share of the ceiling" if learner.has_share else "")
+        )
+    learned_ramp_figure(learner, report.counting).savefig(folder / "learned_ramp.png", format="png")
+    report.figures["learned_ramp.png"] = (
+        f"The learned bet and round value by {learner.count_name}, beside this report's simulated EV per unit bet "
+        "(buckets holding at least 1% of the rounds)"
+    )
+    marks, status = learner.marks()
+    colours = {cell: STATUS[s][0] for cell, s in status.items()}
+    legend = [STATUS[s] for s in STATUS]
+    basic = report.counting.basic if report.counting else None
+    if basic is not None:
+        chart_figure(basic, basic, folder / "learned_indices.png", marks, colours, legend, size=(21, 13.4))
+        report.figures["learned_indices.png"] = (
+            "Basic strategy's chart with the learned (L) and generated (G) index plays of each cell, the frame "
+            "coloured by how they compare"
+        )
+    if learner.count_tags:
+        learned_count_figure(learner).savefig(folder / "learned_count.png", format="png")
+        report.figures["learned_count.png"] = (
+            "A learned count: the betting weights per card value as tags beside Hi-Lo's, Halves' and Omega II's"
+        )
+
+
 def draw_figures(report: Report, folder: Path) -> None:
     """Write the PNG figures into ``folder`` and list them (with captions) in the report."""
     ev_figure(report).savefig(folder / "ev.png", format="png")
@@ -423,11 +636,12 @@ def draw_figures(report: Report, folder: Path) -> None:
             f"EV per unit bet by {counting.count_name} with 95% CIs; below, the share of rounds at each "
             f"{counting.count_name} and the average bet there"
         )
-        chart_figure(counting.basic, counting.basic, folder / "chart.png", counting.chart_marks())
-        report.figures["chart.png"] = (
-            "Basic strategy's chart, which answers every question without an index play; framed cells "
-            "have index plays (the play, and the count at or above (≥) or below (<) which it is made)"
-        )
+        if counting.model is None:  # a composition model has no index plays to mark
+            chart_figure(counting.basic, counting.basic, folder / "chart.png", counting.chart_marks())
+            report.figures["chart.png"] = (
+                "Basic strategy's chart, which answers every question without an index play; framed cells "
+                "have index plays (the play, and the count at or above (≥) or below (<) which it is made)"
+            )
         bankroll_figure(counting.paths, folder / "bankroll.png")
         report.figures["bankroll.png"] = (
             f"{len(counting.paths.ruined_at)} bankroll paths of {counting.paths.rounds:,} rounds from "
@@ -443,6 +657,8 @@ def draw_figures(report: Report, folder: Path) -> None:
     if report.curve:
         curve_figure(report.curve, folder / "learning_curve.png")
         report.figures["learning_curve.png"] = "Learning curve: EV gap to basic strategy and agreement"
+    if report.learner:
+        draw_learner_figures(report, folder)
     if report.ceiling:
         ceiling = report.ceiling
         ceiling_figure(ceiling, report.policy).savefig(folder / "ceiling.png", format="png")

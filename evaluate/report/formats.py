@@ -48,6 +48,16 @@ def fmt_share(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+def fmt_gain_100(value: float) -> str:
+    """An index entry's gain per 100 rounds (often tiny: four significant digits)."""
+    return f"{value:+.4g}"
+
+
+def fmt_tag(value: float) -> str:
+    """A count's tag (scaled: two decimals)."""
+    return f"{value:+.2f}"
+
+
 def fmt_optional(value: float | None, formatter: Callable[[float], str] = fmt_ev) -> str:
     """A number that may be missing (a true-count bucket with no round played has no EV; one
     round has no interval): "n/a", as summary.json's null."""

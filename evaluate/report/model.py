@@ -27,10 +27,14 @@ from ..options import CliError, RunFeedback, game_ceiling, note_compile, rules_f
 from ..policies import load_policy
 from ..runner import RunOutcome, simulate
 from .formats import COUNT_FIGURES, fmt_count
+from .learner import build_learner, learner_kind
 
 if TYPE_CHECKING:
+    from blackjack_env.linear_policy import LinearModel
     from blackjack_env.simulate import Table
     from blackjack_env.solver.ceiling import CeilingResult
+
+    from .learner import Learner
 
 PROG = "blackjack-evaluate report"
 METRICS_FILE = "metrics.csv"
@@ -134,7 +138,9 @@ class BankrollPaths:
 @dataclass
 class Counting:
     """The counter's pages: its strategy, its figures (``counting_figures``' keys, with avg_bet and
-    rounds_played), the basic strategy its un-indexed questions follow, and bankroll paths."""
+    rounds_played), the basic strategy its un-indexed questions follow, and bankroll paths. A
+    composition model (``model``) has these pages too, its rounds filed by the Hi-Lo true count
+    (``strategy``: Hi-Lo at a flat bet, the simulator's filing), without a ramp or index plays."""
 
     strategy: CountingStrategy
     basic: StrategyTable
@@ -142,10 +148,17 @@ class Counting:
     bankroll_given: bool
     spread: str | None
     paths: BankrollPaths
+    model: LinearModel | None = None
 
     @classmethod
     def of(cls, policy: Policy, result: SimulationResult, args: argparse.Namespace) -> Counting:
-        assert policy.counting is not None and policy.table is not None
+        assert policy.compiled_count and policy.table is not None
+        strategy = policy.counting
+        if strategy is None:  # a composition model: its rounds are filed by the Hi-Lo true count
+            from blackjack_env.counting import system
+
+            assert policy.linear is not None
+            strategy = CountingStrategy(system("hilo"), ramp=((0.0, 1.0),), name=policy.linear.name)
         bankroll = DEFAULT_BANKROLL if args.bankroll is None else args.bankroll
         figures = {
             "avg_bet": result.avg_bet(),
@@ -153,7 +166,7 @@ class Counting:
             **counting_figures(result, bankroll),
         }
         paths = BankrollPaths.simulate(bankroll, result.ev(), result.sd(), args.seed)
-        return cls(policy.counting, policy.table, figures, args.bankroll is not None, args.spread, paths)
+        return cls(strategy, policy.table, figures, args.bankroll is not None, args.spread, paths, policy.linear)
 
     def figure_rows(self) -> list[tuple[str, str, str]]:
         """(label, value, meaning) of every figure in COUNT_FIGURES, as both documents list them."""
@@ -215,6 +228,8 @@ class Counting:
     def to_dict(self) -> dict[str, Any]:
         strategy = self.strategy.to_dict()
         del strategy["indices"]  # listed below, with basic strategy's plays
+        if self.model is not None:  # its bets and play are its weights (summary's learner), not a ramp
+            strategy = {"composition_model": self.model.name, "bets": list(self.model.bets), "filed_by": "hilo"}
         return {
             **self.figures,
             "bankroll_given": self.bankroll_given,
@@ -313,6 +328,7 @@ class Report:
     curve: list[dict[str, float]] | None = None
     counting: Counting | None = None
     ceiling: Ceiling | None = None
+    learner: Learner | None = None
     notes: list[str] = field(default_factory=list)
     figures: dict[str, str] = field(default_factory=dict)  # file name -> caption
 
@@ -344,6 +360,7 @@ class Report:
             "learning_curve": self.curve,
             "counting": self.counting.to_dict() if self.counting else None,
             "ceiling": self.ceiling.to_dict() if self.ceiling else None,
+            "learner": self.learner.to_dict() if self.learner else None,
             "figures": sorted(self.figures),
             "notes": self.notes,
         }
@@ -352,7 +369,7 @@ class Report:
 def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy, table: Table) -> RunOutcome:
     """The policy, basic strategy (at a flat bet) and random play, all on the same cards every round.
 
-    A counting strategy is paired with basic strategy alone: the shoe advances along the last
+    A counting strategy (or a composition model) is paired with basic strategy alone: the shoe advances along the last
     player's play, so random play last would deal the counter other shoes than its own (more
     rounds per shoe, another spread of the true count), and it has nothing to say about a count."""
     outcome = simulate(
@@ -361,7 +378,7 @@ def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy, table: Ta
         args.rounds,
         seed=args.seed,
         baseline=load_policy("basic", rules),
-        others=[] if policy.counting is not None else [Policy.random()],
+        others=[] if policy.compiled_count else [Policy.random()],
         workers=args.workers,
         backend=args.backend,
         ray_address=args.ray_address,
@@ -381,16 +398,12 @@ def build_report(args: argparse.Namespace) -> Report:
     if args.ceiling:
         check_ceiling(args, rules)
     policy = load_policy(args.policy, rules, args.spread)
-    if policy.linear is not None:  # its table is not what it plays: the pages below would misstate it
-        raise CliError(
-            f"--policy {args.policy!r} is a composition model, which the report has no pages for yet; "
-            "blackjack-evaluate --policy with --baseline (e.g. basic) measures it"
-        )
+    kind = learner_kind(args.policy, policy)
     run = paired_run(args, rules, policy, table)
     a = run.result
     diff, diff_stderr, paired = a.diff(1)
     ev = {"policy": Estimate.of(a.ev(), a.stderr()), "basic": Estimate.of(a.ev(1), a.stderr(1))}
-    if policy.counting is None:
+    if not policy.compiled_count:
         ev["random"] = Estimate.of(a.ev(2), a.stderr(2))
     report = Report(
         policy=args.policy,
@@ -406,10 +419,14 @@ def build_report(args: argparse.Namespace) -> Report:
     )
     if report.interrupted:
         report.notes.append(f"Interrupted: the simulated numbers cover the {a.rounds:,} rounds finished.")
-    if args.bankroll is not None and policy.counting is None:
+    if args.bankroll is not None and not policy.compiled_count:
         report.notes.append("--bankroll is used by a counting strategy's pages only; this policy does not count.")
-    if policy.counting is not None:  # no exact analysis: a count's play follows the cards seen
+    if policy.compiled_count:  # no exact analysis: a count's play follows the cards seen
         report.counting = Counting.of(policy, a, args)
+        if kind is not None:
+            assert policy.table is not None
+            report.learner = build_learner(args.policy, kind, rules, policy, policy.table)
+            report.notes += report.learner.notes
         report.notes.append(
             "Basic strategy plays a flat bet of one unit on the counter's very cards, so the paired gap is "
             "what counting (bet ramp and index plays) gains per round. Random play is left out: the shoe "
@@ -475,8 +492,6 @@ def add_ceiling(report: Report, args: argparse.Namespace, rules: Rules, policy: 
     """The ceiling of the same game (seats, seed, workers, backend: ``game_ceiling``, as
     ``blackjack-evaluate --ceiling``) for the policy's bets, beside the policy's paired gap. A run
     interrupted before it leaves it out; an interrupted ceiling keeps the shoes analysed."""
-    from blackjack_env.solver.ceiling import policy_bets
-
     if report.interrupted:
         report.notes.append("Interrupted before the ceiling was analysed: the report has no ceiling.")
         return
@@ -488,9 +503,20 @@ def add_ceiling(report: Report, args: argparse.Namespace, rules: Rules, policy: 
     result = game_ceiling(rules, args)
     if result.samples == 0:
         raise CliError("--ceiling: interrupted before any shoe was analysed")
-    report.ceiling = Ceiling.of(result, report.gap_to_basic, policy_bets(policy.counting))
+    report.ceiling = Ceiling.of(result, report.gap_to_basic, _bets(policy))
     if result.interrupted:
         report.notes.append(f"Interrupted: the ceiling covers the {result.samples:,} shoes analysed.")
+
+
+def _bets(policy: Policy) -> tuple[float, ...] | None:
+    """The bets the perfect counter is given: a counting strategy's (``policy_bets``), a composition
+    model's allowed bets, None for a flat bet of one unit."""
+    from blackjack_env.solver.ceiling import policy_bets
+
+    if policy.linear is not None:
+        bets = tuple(float(b) for b in policy.linear.bets)
+        return None if bets == (1.0,) else bets
+    return policy_bets(policy.counting)
 
 
 def read_metrics(path: Path) -> list[dict[str, float]]:
