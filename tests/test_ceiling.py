@@ -42,7 +42,7 @@ from blackjack_env.solver.ceiling import (
     stratified_mean,
     weighted_percentiles,
 )
-from blackjack_env.strategy import StrategyTable
+from blackjack_env.strategy import PAIR_BASE, StrategyTable
 from blackjack_env.table import POLICY_TABLE
 
 ceiling_module = importlib.import_module("blackjack_env.solver.ceiling")  # the package's ``ceiling`` is the function
@@ -239,6 +239,65 @@ def test_interruption_keeps_the_finished_shoes(serial, basic: StrategyTable) -> 
     assert cut.interrupted and cut.samples == 1
     np.testing.assert_array_equal(cut.values, serial.values[:1])
     assert cut.to_json()["interrupted"] is True
+
+
+# ============================================================================= the per-shoe cost
+def _random_table(rng: np.random.Generator) -> np.ndarray:
+    """A table of random preference orders in every cell (hits on 20, doubles on 4, ...), so the split
+    hands' reads and the hands they reach differ from basic strategy's everywhere."""
+    return np.array([[rng.permutation(5) for _ in range(10)] for _ in range(38)], np.int64)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_split_values_read_only_what_they_need_bit_for_bit(seed: int) -> None:
+    """A split's value under a table, valuing only the hands its split hands reach and reused across
+    tables that read alike on one model, is bit for bit the full backward passes' (over random rules,
+    depleted shoes and random tables, each model asked in turn for several tables)."""
+    from rule_sets import random_rules
+
+    from blackjack_env.solver._analysis import Model
+
+    rng = np.random.default_rng(seed)
+    rules = random_rules(rng, decks=(1, 2)).replace(split_to=int(rng.integers(2, 5)))
+    shoe = np.array([4.0] * 9 + [16.0]) * rules.decks - rng.integers(0, 3, 10)
+    model = Model(rules, shoe)
+    tables = [_random_table(rng) for _ in range(2)]
+    tables.append(tables[0].copy())
+    tables[2][:, :, :] = tables[2][:, :, ::-1]  # every order reversed: other reads, same model
+    tables.append(tables[0].copy())
+    tables[3][PAIR_BASE:] = _random_table(rng)[PAIR_BASE:]  # another resplit choice only
+    for actions in tables:
+        for up in range(1, 11):
+            for pair in range(1, 11):
+                fast = model.split_values(up, pair, actions)
+                full = model._split_values(up, pair, actions, False, None)
+                assert fast[0] == full[0] and np.array_equal(fast[1], full[1]), (up, pair)
+
+
+def test_first_actions_kernel_is_the_tables_first_legal_action() -> None:
+    """The compiled first_actions is the table read as the engine plays it: every hand's first legal
+    action per role (a pair from its pair row with SPLIT legal), over random tables."""
+    from blackjack_env.solver import _kernels as K
+    from blackjack_env.solver._analysis import Model
+
+    rng = np.random.default_rng(4)
+    model = Model(Rules(decks=2, split_to=4, surrender="late"))
+    sp = model.space
+    for _ in range(2):
+        actions = _random_table(rng)
+        for up in (1, 6, 10):
+            first = model.first_actions(up, actions)
+            for h in range(0, sp.size, 7):
+                order = actions[sp.row[h], up - 1]
+                if sp.n_cards[h] > 2:
+                    assert first[K.W_MULTI, h] == K.first_of(order, E.STAND, E.HIT)
+                    continue
+                legal2, legal_split = model.legal(up, int(sp.total[h]))
+                assert first[K.W_SPLIT, h] == K.first_legal(order, legal_split)
+                if model.split_frac[h] > 0:
+                    order = actions[PAIR_BASE + model.pair_value[h] - 1, up - 1]
+                    legal2[E.SPLIT] = True
+                assert first[K.W_DEAL, h] == K.first_legal(order, legal2)
 
 
 # ============================================================================= the stratified design

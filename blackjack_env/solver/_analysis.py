@@ -137,6 +137,9 @@ class Model:
         self.space: HandSpace = hand_space()
         self.dealer = dealer_arrays(rules.hit_soft_17)
         self._legal: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        #: Evaluated split values by what they read of the table (``split_values``).
+        self._splits: dict[tuple, tuple[float, np.ndarray]] = {}
+        self._split_hand_memo: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         #: What the backward pass reads of the game (see ``_kernels.backward``).
         self.game = (self.shoe, self.infinite, self.rv, self.dealer)
         sp = self.space
@@ -159,6 +162,10 @@ class Model:
             for i in self.two:
                 if self.pair_value[i]:
                     self.split_frac[i] = same if self.pair_value[i] == 10 else 1.0
+        #: The pair row of a two-card hand that may split (its first action comes from it), else -1.
+        self.pair_row = np.where(self.split_frac > 0, PAIR_BASE + self.pair_value - 1, -1).astype(np.int64)
+        #: Every hand valued in full: what a backward pass does unless told less (``split_levels``).
+        self.full_level = np.full(sp.size, K.LEVEL_FULL, np.int64)
 
     # ------------------------------------------------------------------ probabilities
     def up_prob(self, up: int) -> float:
@@ -198,12 +205,15 @@ class Model:
         actions: np.ndarray,
         mode: int,
         weights: np.ndarray,
+        level: np.ndarray | None = None,
     ) -> UpResult:
-        """The kernel's backward pass against ``up`` (see ``_kernels.backward``) into a new UpResult."""
+        """The kernel's backward pass against ``up`` (see ``_kernels.backward``) into a new UpResult;
+        level: how much of each hand to value (``_kernels.split_levels``), None for every hand."""
         m = self.space.size
         r = UpResult(*(np.zeros(m) for _ in range(6)), np.zeros((N_ROWS, K.N_CELL)))
         out = (r.js, r.jh, r.jd, r.jr, r.val, r.pbj, r.cells)
-        K.backward(up, base_removed, need, self.game, self.cache, self.arrays, actions, mode, weights, out)
+        level = self.full_level if level is None else level
+        K.backward(up, base_removed, need, self.game, self.cache, self.arrays, actions, mode, weights, out, level)
         return r
 
     def legal(self, up: int, total: int) -> tuple[np.ndarray, np.ndarray]:
@@ -231,19 +241,7 @@ class Model:
         """The action each hand takes first under a table, per role (W_DEAL, W_SPLIT, W_MULTI)."""
         sp = self.space
         first = np.zeros((3, sp.size), np.int64)
-        col = up - 1
-        for h in range(sp.size):
-            row = sp.row[h]
-            order = actions[row, col]
-            if sp.n_cards[h] == 2:
-                legal2, legal_split = self.legal(up, int(sp.total[h]))
-                first[K.W_SPLIT, h] = K.first_legal(order, legal_split)
-                if self.split_frac[h] > 0:
-                    order = actions[PAIR_BASE + self.pair_value[h] - 1, col]
-                    legal2[E.SPLIT] = True
-                first[K.W_DEAL, h] = K.first_legal(order, legal2)
-            else:
-                first[K.W_MULTI, h] = K.first_of(order, E.STAND, E.HIT)
+        K.first_actions(self.rv, up, actions, sp.row, sp.n_cards, sp.total, self.pair_row, first)
         return first
 
     def reach(self, up: int, actions: np.ndarray | None, weights: np.ndarray) -> None:
@@ -272,7 +270,71 @@ class Model:
         """Joint EV of splitting an initial pair of ``pair`` against ``up`` (all hands, per unit),
         and the expected number of split hands that end up holding each second card.
 
-        composition: every split hand takes its own best action and always resplits."""
+        composition: every split hand takes its own best action and always resplits. Under a table
+        the result reads the table only through ``_split_reads`` (each row's stand-or-hit choice,
+        the split hands' first actions, the resplit choice): it is kept per those reads, so another
+        optimisation pass or an evaluation on the same model that reads alike reuses it, and each
+        pass values only the hands those reads reach (``_kernels.split_levels``)."""
+        if composition:
+            return self._split_values(up, pair, actions, True, None)
+        reads, draws = self._split_reads(up, pair, actions)
+        found = self._splits.get(reads)
+        if found is None:
+            sp = self.space
+            level = np.zeros(sp.size, np.int64)
+            multi_hit = np.frombuffer(reads[2], np.bool_).copy()
+            roots = self._split_hands(pair)[0]
+            K.split_levels(roots, draws, sp.n_cards, sp.total, sp.child, sp.row, sp.by_cards, multi_hit, level)
+            found = self._split_values(up, pair, actions, False, level)
+            self._splits[reads] = found
+        return found[0], found[1].copy()
+
+    def _resplit_legal(self, pair: int, locked: bool) -> np.ndarray:
+        """Legal actions of a redrawn pair that may be resplit (SPLIT among them)."""
+        legal = np.zeros(5, np.bool_)
+        legal[E.STAND] = legal[E.SPLIT] = True
+        legal[E.HIT] = not locked
+        legal[E.DOUBLE] = (not locked) and self.rules.double_after_split and bool(K.double_ok(self.rv, 2 * pair))
+        return legal
+
+    def _split_hands(self, pair: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The two-card split hands (pair, 1..10): their ids, the actions each may take first (as
+        ``hand_value`` plays them: stand only at 21 or on split aces that get one card) and, for the
+        redrawn pair, those of resplitting (``_resplit_legal``)."""
+        found = self._split_hand_memo.get(pair)
+        if found is None:
+            sp = self.space
+            ids = np.array([sp.two_card[tuple(sorted((pair, v + 1)))] for v in range(10)], np.int64)
+            locked = pair == 1 and not self.rules.hit_split_aces
+            legal = np.array([self.legal_split(int(sp.total[h])) for h in ids])
+            legal[(sp.total[ids] >= 21) | locked, 1:] = False
+            found = (ids, legal, self._resplit_legal(pair, locked))
+            self._split_hand_memo[pair] = found
+        return found
+
+    def _split_reads(self, up: int, pair: int, actions: np.ndarray) -> tuple[tuple, np.ndarray]:
+        """All an evaluated split reads of the table against ``up``: every total row's choice between
+        stand and hit (the backward pass's multi-card hands), each split hand's first action, the
+        redrawn pair's first action from the pair row and whether it resplits; and per split hand
+        whether it draws (2 hits, 1 only doubles, 0 stands: ``_kernels.split_levels``'s roots)."""
+        ids, legal, resplit_legal = self._split_hands(pair)
+        col = up - 1
+        rows = actions[:PAIR_BASE, col]
+        multi_hit = np.argmax(rows == E.HIT, axis=1) < np.argmax(rows == E.STAND, axis=1)
+        pair_row = actions[PAIR_BASE + pair - 1, col]
+        orders = np.vstack([actions[self.space.row[ids], col], pair_row])  # the last: the redrawn pair declining
+        allowed = np.take_along_axis(np.vstack([legal, legal[pair - 1]]), orders, axis=1)
+        first = orders[np.arange(11), np.argmax(allowed, axis=1)]  # STAND is always allowed
+        resplit = bool(resplit_legal[pair_row].argmax() == np.flatnonzero(pair_row == E.SPLIT)[0])
+        draws = np.select([first == E.HIT, first == E.DOUBLE], [2, 1], 0).astype(np.int64)
+        draws[pair - 1] = max(draws[pair - 1], draws[10])
+        return (up, pair, multi_hit.tobytes(), first.tobytes(), resplit), draws[:10]
+
+    def _split_values(
+        self, up: int, pair: int, actions: np.ndarray, composition: bool, level: np.ndarray | None
+    ) -> tuple[float, np.ndarray]:
+        """``split_values`` computed: a backward pass per number of pair cards out (valuing ``level``
+        of each hand), then the recursion over the hands still to be dealt to."""
         rules = self.rules
         sp = self.space
         n_max = rules.split_to
@@ -307,18 +369,14 @@ class Model:
             if k not in vals:
                 removed = self.base(up, pair, k - 1)
                 mode = K.MODE_COMPOSITION if composition else K.MODE_EVALUATE
-                res = self.backward(up, removed, pv, actions, mode, zeros)
+                res = self.backward(up, removed, pv, actions, mode, zeros, level)
                 v = np.zeros(10)
                 for r in range(10):
                     h = ids[r]
                     v[r] = hand_value(res, h, actions[sp.row[h], col])
                 # a redrawn pair that may resplit but is not: played from the pair row
                 declined = hand_value(res, ids[pv], pair_row)
-                legal = np.zeros(5, np.bool_)
-                legal[E.STAND] = legal[E.SPLIT] = True
-                legal[E.HIT] = not locked
-                legal[E.DOUBLE] = (not locked) and rules.double_after_split and bool(K.double_ok(self.rv, 2 * pair))
-                resplit = composition or K.first_legal(pair_row, legal) == E.SPLIT
+                resplit = composition or K.first_legal(pair_row, self._resplit_legal(pair, locked)) == E.SPLIT
                 q = self.next_probs(self.base(up, pair, k))
                 vals[k] = (v, np.array([declined]) if q is None else np.append(q, declined), resplit)
             return vals[k]

@@ -37,6 +37,8 @@ C_A2, C_AS, C_AM = 0, 5, 10
 C_W2, C_W2N, C_WS, C_WSN, C_WM, C_WMN = 12, 13, 14, 15, 16, 17
 N_CELL = 18
 NEG = -1e300
+#: How much of a hand a backward pass values (``split_levels``): nothing, its stand value, everything.
+LEVEL_SKIP, LEVEL_STAND, LEVEL_FULL = 0, 1, 2
 
 
 @njit(cache=True)
@@ -312,11 +314,13 @@ def add_to_sums(sums, actions_at, weight_at, w, norm, stand, hit, dbl, doubles):
 
 
 @njit(cache=True)
-def value_cell(hands, up, base_removed, need, game, memo, space, weights, work, out, sums):
+def value_cell(hands, up, base_removed, need, game, memo, space, weights, work, out, sums, level):
     """Every hand of one cell (``hands``) valued against ``up``: out's js, jh, jd, jr, pbj (zeros
     where its cards are not in the shoe), and the cell's weighted sums (``sums``) over the three
     populations deciding there. The tuples are unpacked here, once per cell: unpacked per hand,
-    their reference counting doubled the pass's time. work: (removed, probs, rem, reach, dist)."""
+    their reference counting doubled the pass's time. work: (removed, probs, rem, reach, dist).
+    level[h] (see ``split_levels``): LEVEL_FULL values the hand, LEVEL_STAND only its stand value
+    (jh, jd NaN, not in the sums), LEVEL_SKIP leaves it out (zeros, no dealer outcome)."""
     shoe, infinite, rv, ds = game
     counts, n_cards, total, child = space[0], space[1], space[2], space[3]
     removed, probs, rem, reach, dist = work
@@ -325,7 +329,7 @@ def value_cell(hands, up, base_removed, need, game, memo, space, weights, work, 
     surr = surrender_ok(rv, up)
     sums[:] = 0.0
     for h in hands:
-        if need >= 0 and counts[h, need] == 0:
+        if (need >= 0 and counts[h, need] == 0) or level[h] == LEVEL_SKIP:
             continue
         for v in range(10):
             removed[v] = base_removed[v] + counts[h, v]
@@ -336,6 +340,9 @@ def value_cell(hands, up, base_removed, need, game, memo, space, weights, work, 
         pbj[h] = pb
         dealer_cached(up, removed, shoe, infinite, ds, memo, rem, reach, dist)
         js[h] = stand_value(total[h], dist, c)
+        if level[h] == LEVEL_STAND:
+            jh[h] = jd[h] = jr[h] = np.nan  # never read: a hand hit or doubled into is valued in full
+            continue
         jh[h], jd[h] = draw_values(h, child, up, shoe, infinite, rv, removed, probs, pb, js, val)
         two = n_cards[h] == 2
         jr[h] = surrender_value(rv, pb) if (two and surr) else NEG
@@ -400,7 +407,7 @@ def settle_cell(hands, need, counts, total, multi, composition, js, jh, val):
 
 
 @njit(cache=True)
-def backward(up, base_removed, need, game, memo, space, actions, mode, weights, out):
+def backward(up, base_removed, need, game, memo, space, actions, mode, weights, out, level):
     """Values of every hand against one up card, cell by cell from high totals down (a hit always
     lands in a cell valued already).
 
@@ -417,6 +424,7 @@ def backward(up, base_removed, need, game, memo, space, actions, mode, weights, 
     out: (js, jh, jd, jr, val, pbj, cells) written: per hand and unit bet the joint values of
     stand, hit, double, surrender, the value under the policy, the chance of a dealer blackjack
     from what is left; per row, cells[row, C_*]: the weighted sums the decisions and reports use.
+    level: per hand, how much of it to value (``value_cell``); LEVEL_FULL everywhere for a full pass.
     """
     rv = game[2]
     counts, total, proc, cell_start, cell_row = space[0], space[2], space[4], space[5], space[6]
@@ -432,12 +440,65 @@ def backward(up, base_removed, need, game, memo, space, actions, mode, weights, 
     for ci in range(len(cell_row)):
         row = cell_row[ci]
         hands = proc[cell_start[ci] : cell_start[ci + 1]]
-        value_cell(hands, up, base_removed, need, game, memo, space, weights, work, out, out[6][row])
+        value_cell(hands, up, base_removed, need, game, memo, space, weights, work, out, out[6][row], level)
         if mode == MODE_OPTIMIZE:
             decide_cell(rv, up, total[hands[0]], out[6][row], order)
             actions[row, col, :] = order
         multi = first_of(actions[row, col], STAND, HIT)
         settle_cell(hands, need, counts, total, multi, mode == MODE_COMPOSITION, out[0], out[1], out[4])
+
+
+@njit(cache=True)
+def split_levels(roots, root_draws, n_cards, total, child, row, by_cards, multi_hit, level):
+    """Which hands a split hand's backward pass must value (``level``), from the two-card split hands
+    it is asked for (``roots``) down what the table draws to: a root is valued in full where it hits
+    or doubles (root_draws[r]: 2 it hits, the children's values needed; 1 it only doubles, their
+    stand values; 0 it stands), else its stand value only; a multi-card hand reached by a hit is
+    valued in full where its row hits (multi_hit[row]) and below 21, else its stand value; every
+    other hand is skipped. The roots' values read nothing else, so they come out bit for bit as a
+    full pass's: about two hands in three are skipped (the dealer outcomes they would need too)."""
+    want = np.zeros(len(n_cards), np.int64)  # 2: a parent hits to it, 1: only doubles to it
+    level[:] = LEVEL_SKIP
+    for r in range(len(roots)):
+        h = roots[r]
+        level[h] = LEVEL_FULL if root_draws[r] > 0 else max(level[h], LEVEL_STAND)
+        for v in range(10):
+            c = child[h, v]
+            if c >= 0 and root_draws[r] > want[c]:
+                want[c] = root_draws[r]
+    for k in range(len(by_cards)):
+        h = by_cards[k]
+        if n_cards[h] < 3 or want[h] == 0:
+            continue
+        if want[h] == 2 and total[h] < 21 and multi_hit[row[h]]:
+            level[h] = LEVEL_FULL
+            for v in range(10):
+                c = child[h, v]
+                if c >= 0:
+                    want[c] = 2
+        else:
+            level[h] = LEVEL_STAND
+
+
+@njit(cache=True)
+def first_actions(rv, up, actions, row, n_cards, total, pair_row, first):
+    """The action each hand takes first under a table against ``up``, per role: first[W_DEAL] as an
+    unsplit two-card hand (from its pair row, SPLIT legal, where pair_row[h] >= 0: a pair that may
+    be split), first[W_SPLIT] as a two-card split hand, first[W_MULTI] as a multi-card hand."""
+    legal2 = np.zeros(5, np.bool_)
+    legal_split = np.zeros(5, np.bool_)
+    col = up - 1
+    for h in range(len(n_cards)):
+        order = actions[row[h], col]
+        if n_cards[h] == 2:
+            cell_legal(rv, up, total[h], legal2, legal_split)
+            first[W_SPLIT, h] = first_legal(order, legal_split)
+            if pair_row[h] >= 0:
+                order = actions[pair_row[h], col]
+                legal2[SPLIT] = True
+            first[W_DEAL, h] = first_legal(order, legal2)
+        else:
+            first[W_MULTI, h] = first_of(order, STAND, HIT)
 
 
 @njit(cache=True)
