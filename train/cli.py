@@ -45,6 +45,7 @@ from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
 from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable
 
+from .backends import BACKENDS, DEFAULT_SYNC_CHUNKS, check_backend
 from .evaluation import METRIC_COLUMNS, evaluate_table
 from .scalars import ScalarWriter
 
@@ -61,12 +62,14 @@ DEFAULT_REWARD = {"tabular": "sampled", "ppo": "expected", "linear": "sampled"}
 #: The modules --algo ppo needs (the ``train`` extra).
 PPO_MODULES = ("torch", "stable_baselines3", "sb3_contrib")
 #: What a resumed run may set anew; everything else comes from its config.json.
-RESUME_MAY_CHANGE = ("steps", "out", "progress", "torch_threads")
+RESUME_MAY_CHANGE = ("steps", "out", "progress", "torch_threads", "backend", "workers", "ray_address")
 #: Args fields with their own option above the hyperparameters.
 RUN_SETTINGS = (
     *("algo", "rules", "settings", "steps", "seed", "out", "eval_every", "eval_rounds", "progress", "reward"),
-    *("env", "system", "bets", "spread", "seats", "seat"),
+    *("env", "system", "bets", "spread", "seats", "seat", "backend", "workers", "ray_address"),
 )
+#: The options that say where and how a shoe learner's chunks run (train/backends.py).
+SCALE_OUT = ("backend", "workers", "ray_address", "sync_chunks")
 ENVS = ("round", "shoe")
 #: Rounds a --env shoe run takes unless told.
 DEFAULT_SHOE_ROUNDS = 300_000_000
@@ -85,6 +88,11 @@ class Args:
     spread: str = ""
     seats: int = 1
     seat: str = "0"  # a seat, or "all"
+    # --env shoe --algo tabular|linear: where the chunks are played (train/backends.py); not part of
+    # the run's meaning (a resume may change them), unlike sync_chunks below
+    backend: str = "local"
+    workers: int = 1
+    ray_address: str = ""
     rules: str = DEFAULT_PRESET
     settings: list[str] = field(default_factory=list)
     steps: int = 0  # 0: the learner's default, DEFAULT_STEPS
@@ -100,6 +108,9 @@ class Args:
     # tabular Monte Carlo control
     epsilon: float = 0.1
     chunk_steps: int = 1 << 18
+    # --env shoe: the policy chunks play with is refreshed every sync_chunks chunks, whatever the
+    # backend and worker count (train/backends.py; the default measured in README "Learning to count")
+    sync_chunks: int = DEFAULT_SYNC_CHUNKS
     # MaskablePPO (measured in README "Learning benchmarks": gamma 1, a 256x256 net, entropy bonus)
     n_envs: int = 8
     # rollouts of 8 x 2000 = 16,000 steps, 4x the old 4,096: each update sees more hands of the rare
@@ -142,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     shoe.add_argument("--spread", default=None, help="MIN-MAX: the bets MIN, doubling, up to MAX (1-8: 1,2,4,8)")
     shoe.add_argument("--seats", type=int, default=None, help="boxes at the table, 1-7 (default 1)")
     shoe.add_argument("--seat", default=None, help="the learner's box, or all (one policy in every box; default 0)")
+    scale = p.add_argument_group("scale-out (--env shoe --algo tabular|linear)")
+    scale.add_argument("--backend", choices=BACKENDS, default=None, help="where chunks are played (default local)")
+    scale.add_argument(
+        "--workers", type=int, default=None, help="chunks played at once: local processes or Ray actors (default 1)"
+    )
+    scale.add_argument("--ray-address", default=None, help="a Ray cluster to join (default: start a local Ray)")
     p.add_argument("--rules", default=None, help=f"rules preset (default {d.rules}); one of: {', '.join(PRESETS)}")
     p.add_argument("--set", dest="settings", action="append", default=None, metavar="KEY=VALUE", help="rules field")
     p.add_argument(
@@ -187,6 +204,7 @@ def resolve_args(ns: argparse.Namespace) -> Args:
             raise ValueError(f"--resume: {config} does not exist (no run there to continue)")
         saved = json.loads(config.read_text())["args"]
         saved.setdefault("reward", "sampled")  # runs from before the option was paid the dealt result
+        saved.setdefault("sync_chunks", 1)  # runs from before the option refreshed the policy every chunk
         changed = [k for k, v in given.items() if k not in RESUME_MAY_CHANGE and v != saved.get(k)]
         if changed:
             raise ValueError(f"--resume keeps the run's config; these differ from it: {', '.join(sorted(changed))}")
@@ -201,6 +219,12 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         shoe_only = [f"--{k}" for k in ("system", "bets", "spread", "seats", "seat") if k in given]
         if shoe_only:
             raise ValueError(f"{', '.join(shoe_only)} only with --env shoe")
+    scaled = [f"--{k.replace('_', '-')}" for k in SCALE_OUT if k in given]
+    if scaled and (args.env != "shoe" or args.algo == "ppo"):
+        raise ValueError(f"{', '.join(scaled)} only with --env shoe --algo tabular or linear")
+    check_backend(args.backend, args.workers)
+    if args.sync_chunks < 1:
+        raise ValueError(f"--sync-chunks must be >= 1, got {args.sync_chunks}")
     if args.steps == 0:
         args.steps = DEFAULT_SHOE_ROUNDS if args.env == "shoe" and args.algo != "ppo" else DEFAULT_STEPS[args.algo]
     if not args.reward:
@@ -434,6 +458,8 @@ def train(args: Args, resume: bool = False) -> int:
             checkpoint()
         checkpoint()
     finally:
+        if hasattr(trainer, "close"):
+            trainer.close()
         bar.close()
         writer.close()
         signal.signal(signal.SIGINT, previous_handler)

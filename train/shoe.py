@@ -136,7 +136,13 @@ class CountTableTrainer:
     columns = SHOE_COLUMNS
 
     def __init__(self, args: Any, rules: Rules, out: Path, resume: bool) -> None:
+        from .backends import ChunkRunner, make_backend
+
         self.agent = self.new_agent(args, rules, out, resume)
+        backend = make_backend(args.backend, args.workers, args.ray_address)
+        self.runner = ChunkRunner(self.agent, args.sync_chunks, backend)
+        if resume:
+            self.runner.load(out)
         self.rules = rules
         self.out = out
         self.eval_rounds = args.eval_rounds
@@ -167,15 +173,21 @@ class CountTableTrainer:
         return self.agent.rounds
 
     def advance(self, target: int, stop: Any, progress: Any) -> None:
-        while self.agent.rounds < target and not stop():
-            rounds, self.behaviour_ev = self.agent.learn_chunk()
-            progress(rounds)
+        """Chunks up to ``target`` rounds on the run's backend (train/backends.py: the policy
+        refreshed every --sync-chunks chunks, merged in chunk order whatever the backend)."""
+        self.runner.advance(target, stop, progress)
+        self.behaviour_ev = self.runner.behaviour_ev
 
     def train_scalars(self) -> dict[str, float]:
         return {"train/behaviour_ev": self.behaviour_ev}
 
     def save(self, out: Path) -> None:
         self.agent.save(out)
+        self.runner.save(out)
+
+    def close(self) -> None:
+        """Stop the backend's workers (local processes, Ray actors; a Ray started here)."""
+        self.runner.close()
 
     def table(self) -> Table:
         """Where the evaluation plays: the learner's seat (seat 0 for --seat all), basic strategy

@@ -1,0 +1,323 @@
+"""Where the shoe learners' chunks are played: in this process, on local worker processes, or on Ray.
+
+The schedule is fixed by the run's seed and ``sync_chunks`` (G) alone, never by the backend or the
+worker count: chunk ``i`` plays with the policy of the statistics merged before chunk
+``G * (i // G)`` (the policy is refreshed every G chunks), with its own seed words
+(:func:`blackjack_env.agents.count_table.chunk_words`), and the chunks' statistics are merged on
+the driver in chunk order. So the same seed gives the same statistics, bit for bit, with one worker
+or many, here or on a Ray cluster. G = 1 is the learners' own ``learn_chunk`` loop (every chunk
+sees every chunk before it); a larger G lets up to G chunks run at once, at the price of a policy
+up to G - 1 chunks stale.
+
+A learner here is an agent with the chunk API: ``chunk_inputs(index)`` (the chunk's seed words,
+then the arrays of the frozen policy), ``play_chunk(inputs)`` and ``merge(chunk)``, with ``seed``,
+``chunks``, ``rounds`` and ``chunk_rounds``. The policy arrays are computed once per refresh on the
+driver and sent once per refresh (Ray: one ``ray.put``), each task adding only its seed words.
+
+A checkpoint may fall inside a refresh period (a Ctrl-C, or a --steps that is not a whole number of
+periods): the period's frozen policy is then saved beside the agent (``SYNC_FILE``), so a resumed run
+plays the rest of the period exactly as an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from multiprocessing import get_all_start_methods, get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from blackjack_env.agents.count_table import chunk_words
+
+BACKENDS = ("local", "ray")
+#: Chunks per policy refresh unless told (--sync-chunks): one default for every backend and worker
+#: count, so a seed means one run; measured in README "Learning to count".
+DEFAULT_SYNC_CHUNKS = 8
+#: The frozen policy of an unfinished refresh period, saved with a checkpoint that falls inside one.
+SYNC_FILE = "sync.npz"
+#: Chunks kept queued per worker, so a worker never waits for the driver between two chunks.
+QUEUED_PER_WORKER = 2
+
+Policy = tuple[np.ndarray, ...]
+Chunk = tuple[np.ndarray, ...]
+
+
+def check_backend(backend: str, workers: int) -> None:
+    """Bad --backend / --workers in one line, before anything is written."""
+    if backend not in BACKENDS:
+        raise ValueError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {workers}")
+    if backend == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ValueError("--backend ray needs Ray: pip install 'blackjack-env[ray]'")
+
+
+# ---------------------------------------------------------------------------- backends
+class SerialBackend:
+    """Chunks one after another in this process (``--backend local --workers 1``)."""
+
+    workers = 1
+
+    def start(self, agent: Any) -> None:
+        self.agent = agent
+
+    def play(self, policy: Policy, indices: Sequence[int], stop: Callable[[], bool]) -> Iterator[tuple[int, Chunk]]:
+        for index in indices:
+            if stop():
+                return
+            yield index, self.agent.play_chunk((chunk_words(self.agent.seed, index), *policy))
+
+    def close(self) -> None:
+        pass
+
+
+_WORKER_AGENT: Any = None
+
+
+def _init_process(agent: Any) -> None:
+    """A pool process: keep the learner (its rules, table and shapes) and leave Ctrl-C to the driver,
+    which lets the chunks under way finish and keeps them."""
+    global _WORKER_AGENT
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER_AGENT = agent
+
+
+def _play_in_process(policy: Policy, index: int) -> Chunk:
+    agent = _WORKER_AGENT
+    return agent.play_chunk((chunk_words(agent.seed, index), *policy))
+
+
+def warm_up(agent: Any) -> float:
+    """One round with the learner's kernel, so compiling it (or loading numba's cache) is done
+    before the chunks start; returns the seconds that took. The driver does it before it starts
+    workers: forked processes inherit the compiled kernel, Ray workers load the cache it wrote."""
+    start = time.perf_counter()
+    agent.basic_table()  # solved once, kept by the copy
+    one = copy.copy(agent)
+    one.chunk_rounds = 1
+    one.play_chunk(one.chunk_inputs(0))
+    return time.perf_counter() - start
+
+
+def _player(agent: Any) -> Any:
+    """The copy of the learner a worker plays with: its basic-strategy table solved here once (the
+    other seats' play), so no worker solves the game again."""
+    agent.basic_table()
+    return copy.copy(agent)
+
+
+class ProcessBackend:
+    """Chunks on ``workers`` local processes (``--backend local --workers K``, K > 1): each process
+    gets the learner once; the frozen policy travels with each task (pickled, a few hundred kB)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.pool: ProcessPoolExecutor | None = None
+
+    def start(self, agent: Any) -> None:
+        self.warm_up_seconds = [warm_up(agent)]
+        # fork where there is one (as the solver's index pool): spawn would re-run a caller's
+        # unguarded script in every worker
+        context = get_context("fork" if "fork" in get_all_start_methods() else "spawn")
+        self.pool = ProcessPoolExecutor(
+            self.workers, mp_context=context, initializer=_init_process, initargs=(_player(agent),)
+        )
+
+    def play(self, policy: Policy, indices: Sequence[int], stop: Callable[[], bool]) -> Iterator[tuple[int, Chunk]]:
+        assert self.pool is not None
+        pool = self.pool
+        queue = iter(indices)
+        pending: dict[Future[Chunk], int] = {}
+        while True:
+            while not stop() and len(pending) < QUEUED_PER_WORKER * self.workers:
+                index = next(queue, None)
+                if index is None:
+                    break
+                pending[pool.submit(_play_in_process, policy, index)] = index
+            if not pending:
+                return
+            done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield pending.pop(future), future.result()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+
+
+class _RayPlayer:
+    """A Ray actor: one copy of the learner per worker process, fed a policy reference and an index."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    def warm_up(self) -> float:
+        return warm_up(self.agent)
+
+    def play(self, policy: Policy, index: int) -> Chunk:
+        # the object store hands out read-only arrays, which numba would compile a second kernel for
+        writable = tuple(np.array(a) for a in policy)
+        return self.agent.play_chunk((chunk_words(self.agent.seed, index), *writable))
+
+
+class RayBackend:
+    """Chunks as tasks of one Ray actor per worker (``--backend ray --workers K``): a local Ray,
+    or the cluster at ``address``. The learner is put once per run, the policy once per refresh."""
+
+    def __init__(self, workers: int, address: str | None) -> None:
+        check_backend("ray", workers)
+        self.workers = workers
+        self.address = address
+        self.actors: list[Any] = []
+        self.started_here = False
+        self.warm_up_seconds: list[float] = []
+
+    def start(self, agent: Any) -> None:
+        import ray
+
+        self.ray = ray
+        self.driver_warm_up_seconds = warm_up(agent)
+        self.started_here = not ray.is_initialized()
+        if self.started_here:
+            kwargs: dict[str, Any] = {"address": self.address} if self.address else {"num_cpus": self.workers}
+            ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR", **kwargs)
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        if self.workers > cpus:
+            raise ValueError(f"--workers {self.workers}: the Ray cluster has {cpus} CPUs")
+        player = ray.remote(num_cpus=1)(_RayPlayer)
+        agent_ref = ray.put(_player(agent))
+        self.actors = [player.remote(agent_ref) for _ in range(self.workers)]
+        self.warm_up_seconds = ray.get([actor.warm_up.remote() for actor in self.actors])
+
+    def play(self, policy: Policy, indices: Sequence[int], stop: Callable[[], bool]) -> Iterator[tuple[int, Chunk]]:
+        ray = self.ray
+        policy_ref = ray.put(policy)
+        queue = iter(indices)
+        pending: dict[Any, tuple[int, Any]] = {}
+
+        def submit(actor: Any) -> None:
+            index = None if stop() else next(queue, None)
+            if index is not None:
+                pending[actor.play.remote(policy_ref, index)] = (index, actor)
+
+        for actor in self.actors * QUEUED_PER_WORKER:
+            submit(actor)
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
+            for ref in done:
+                index, actor = pending.pop(ref)
+                chunk = ray.get(ref)
+                submit(actor)
+                yield index, chunk
+
+    def close(self) -> None:
+        if not self.actors and not self.started_here:
+            return
+        for actor in self.actors:
+            self.ray.kill(actor)
+        self.actors = []
+        if self.started_here:
+            self.ray.shutdown()
+            self.started_here = False
+
+
+def make_backend(backend: str, workers: int, address: str | None = None) -> Any:
+    """The backend of --backend / --workers / --ray-address."""
+    check_backend(backend, workers)
+    if backend == "ray":
+        return RayBackend(workers, address)
+    return SerialBackend() if workers == 1 else ProcessBackend(workers)
+
+
+# ---------------------------------------------------------------------------- the schedule
+class ChunkRunner:
+    """Plays a learner's chunks on a backend by the schedule of the module docstring, merging them
+    in chunk order. ``start`` happens on the first chunk, so a run that has nothing to play starts
+    no workers."""
+
+    def __init__(self, agent: Any, sync_chunks: int, backend: Any) -> None:
+        if sync_chunks < 1:
+            raise ValueError(f"--sync-chunks must be >= 1, got {sync_chunks}")
+        self.agent = agent
+        self.sync_chunks = sync_chunks
+        self.backend = backend
+        self.started = False
+        self.policy: Policy | None = None
+        self.policy_start = -1  # the chunk at which self.policy was frozen
+        self.behaviour_ev = 0.0
+
+    def period_start(self, index: int) -> int:
+        return index - index % self.sync_chunks
+
+    def advance(self, target: int, stop: Callable[[], bool], progress: Callable[[int], None]) -> None:
+        """Play and merge chunks until ``target`` rounds or ``stop()`` (then the chunks under way
+        finish, and those that continue the merged ones in order are kept)."""
+        agent = self.agent
+        while agent.rounds < target and not stop():
+            first = agent.chunks
+            start = self.period_start(first)
+            if self.policy_start != start:
+                if first != start:
+                    raise ValueError(
+                        f"chunk {first} is inside a refresh period begun at chunk {start}, whose policy "
+                        f"is not in the run directory ({SYNC_FILE})"
+                    )
+                self.policy = agent.chunk_inputs(first)[1:]
+                self.policy_start = start
+            assert self.policy is not None
+            wanted = math.ceil((target - agent.rounds) / agent.chunk_rounds)
+            indices = range(first, first + min(start + self.sync_chunks - first, wanted))
+            if not self.started:
+                self.backend.start(agent)
+                self.started = True
+            waiting: dict[int, Chunk] = {}
+            for index, chunk in self.backend.play(self.policy, indices, stop):
+                waiting[index] = chunk
+                while agent.chunks in waiting:
+                    rounds, self.behaviour_ev = agent.merge(waiting.pop(agent.chunks))
+                    progress(rounds)
+
+    def close(self) -> None:
+        if self.started:
+            self.backend.close()
+            self.started = False
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self, out: Path) -> None:
+        """The frozen policy when the merged chunks end inside a refresh period (else no file)."""
+        path = out / SYNC_FILE
+        chunks = self.agent.chunks
+        if chunks % self.sync_chunks == 0 or self.policy_start != self.period_start(chunks):
+            path.unlink(missing_ok=True)
+            return
+        assert self.policy is not None
+        tmp = out / (SYNC_FILE + ".tmp.npz")
+        arrays = {f"policy_{i}": a for i, a in enumerate(self.policy)}
+        np.savez(tmp, start=np.array([self.policy_start, self.sync_chunks], np.int64), **arrays)
+        tmp.replace(path)
+
+    def load(self, out: Path) -> None:
+        """The frozen policy of the refresh period a resumed run is inside (see ``save``)."""
+        path = out / SYNC_FILE
+        chunks = self.agent.chunks
+        if chunks % self.sync_chunks == 0:
+            return
+        if not path.is_file():
+            raise ValueError(f"{out}: its checkpoint ends inside a refresh period, but {SYNC_FILE} is missing")
+        with np.load(path) as data:
+            start, sync_chunks = (int(x) for x in data["start"])
+            n = sum(1 for name in data.files if name.startswith("policy_"))
+            policy = tuple(data[f"policy_{i}"] for i in range(n))
+        if sync_chunks != self.sync_chunks or start != self.period_start(chunks):
+            raise ValueError(f"{path} belongs to another schedule (chunk {start}, --sync-chunks {sync_chunks})")
+        self.policy, self.policy_start = policy, start
