@@ -300,6 +300,49 @@ def test_first_actions_kernel_is_the_tables_first_legal_action() -> None:
                 assert first[K.W_DEAL, h] == K.first_legal(order, legal2)
 
 
+# ============================================================================= a round's second moment
+def test_round_moments_first_moment_is_the_solvers_ev() -> None:
+    """The second-moment pass walks the solver's recursion: its E[X] is the solver's EV of the same table
+    on the same shoe, insured or not, basic strategy or a random table (so every action is priced)."""
+    from blackjack_env.solver._analysis import Model, analyse
+    from blackjack_env.solver.moments import round_moments
+
+    rng = np.random.default_rng(5)
+    rules = Rules(decks=2, split_to=1, surrender="late", hit_soft_17=True)
+    shoe = np.array([8.0] * 9 + [32.0]) - rng.integers(0, 4, 10)
+    basic = solve(rules).table
+    for table in (basic, StrategyTable(_random_table(rng), np.array([True, True]))):
+        model = Model(rules, shoe)
+        ev, second = round_moments(rules, table, model=model)
+        assert ev == pytest.approx(analyse(rules, table, model=model).ev, abs=1e-13)
+        assert ev * ev < second < 4.5
+
+
+@pytest.mark.parametrize("insure", [False, True])
+def test_round_moments_second_moment_matches_the_simulated_rounds(insure: bool) -> None:
+    """E[X^2] of a round, exact, against 10^6 simulated rounds off a fresh shoe (no cut card: every round
+    is dealt from the full shoe), with and without insurance and even money."""
+    from blackjack_env.evaluate.runner import simulate
+    from blackjack_env.simulate import Policy
+    from blackjack_env.solver.moments import round_moments
+
+    rules = Rules(decks=1, split_to=1, surrender="late")
+    basic = solve(rules).table
+    table = StrategyTable(basic.actions, np.array([insure, insure]))
+    ev, second = round_moments(rules, table)
+    result = simulate(rules, Policy.from_table(table), 1_000_000, seed=11, workers=1).result
+    simulated = result.sd() ** 2 + result.ev() ** 2
+    assert result.ev() == pytest.approx(ev, abs=4 * result.stderr())
+    assert simulated == pytest.approx(second, abs=0.006)  # about 5 standard errors of the simulated E[X^2]
+
+
+def test_round_moments_refuse_a_split_game() -> None:
+    from blackjack_env.solver.moments import round_moments
+
+    with pytest.raises(ValueError, match="split"):
+        round_moments(GAME, solve(GAME).table)
+
+
 # ============================================================================= the stratified design
 def test_one_stratum_is_the_plain_mean() -> None:
     rng = np.random.default_rng(0)
