@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from blackjack_env.env import REWARD_MODES
-from blackjack_env.evaluate.options import OneLineParser
+from blackjack_env.evaluate.options import CEILING_SAMPLES, CEILING_STRATA, OneLineParser, add_ceiling_arguments
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
 from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable
@@ -67,6 +67,7 @@ RESUME_MAY_CHANGE = ("steps", "out", "progress", "torch_threads", "backend", "wo
 RUN_SETTINGS = (
     *("algo", "rules", "settings", "steps", "seed", "out", "eval_every", "eval_rounds", "progress", "reward"),
     *("env", "system", "bets", "spread", "seats", "seat", "backend", "workers", "ray_address"),
+    *("ceiling", "ceiling_samples", "ceiling_strata"),
 )
 #: The options that say where and how a shoe learner's chunks run (train/backends.py).
 SCALE_OUT = ("backend", "workers", "ray_address", "sync_chunks")
@@ -88,6 +89,10 @@ class Args:
     spread: str = ""
     seats: int = 1
     seat: str = "0"  # a seat, or "all"
+    # --env shoe --algo tabular|linear: every evaluation's share of the ceiling (train/ceiling.py)
+    ceiling: bool = False
+    ceiling_samples: int = CEILING_SAMPLES
+    ceiling_strata: int = CEILING_STRATA
     # --env shoe --algo tabular|linear: where the chunks are played (train/backends.py); not part of
     # the run's meaning (a resume may change them), unlike sync_chunks below
     backend: str = "local"
@@ -153,6 +158,13 @@ def build_parser() -> argparse.ArgumentParser:
     shoe.add_argument("--spread", default=None, help="MIN-MAX: the bets MIN, doubling, up to MAX (1-8: 1,2,4,8)")
     shoe.add_argument("--seats", type=int, default=None, help="boxes at the table, 1-7 (default 1)")
     shoe.add_argument("--seat", default=None, help="the learner's box, or all (one policy in every box; default 0)")
+    add_ceiling_arguments(
+        shoe,  # type: ignore[arg-type]  # an argument group takes the same add_argument
+        "add the learner's flat-bet share of the ceiling (and with its bets) to every evaluation in metrics.csv, "
+        "the ceiling computed once for the run's game, seats and seat",
+    )
+    # None: not given (a resumed run keeps its own)
+    p.set_defaults(ceiling=None, ceiling_samples=None, ceiling_strata=None)
     scale = p.add_argument_group("scale-out (--env shoe --algo tabular|linear)")
     scale.add_argument("--backend", choices=BACKENDS, default=None, help="where chunks are played (default local)")
     scale.add_argument(
@@ -225,6 +237,9 @@ def resolve_args(ns: argparse.Namespace) -> Args:
     check_backend(args.backend, args.workers)
     if args.sync_chunks < 1:
         raise ValueError(f"--sync-chunks must be >= 1, got {args.sync_chunks}")
+    ceiling = [f"--{k.replace('_', '-')}" for k in ("ceiling", "ceiling_samples", "ceiling_strata") if k in given]
+    if ceiling and (args.env != "shoe" or args.algo == "ppo"):
+        raise ValueError(f"{', '.join(ceiling)} only with --env shoe --algo tabular or linear")
     if args.steps == 0:
         args.steps = DEFAULT_SHOE_ROUNDS if args.env == "shoe" and args.algo != "ppo" else DEFAULT_STEPS[args.algo]
     if not args.reward:

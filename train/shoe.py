@@ -149,6 +149,13 @@ class CountTableTrainer:
         self.seed = args.seed
         self.behaviour_ev = 0.0
         self._hilo: Policy | None = None
+        self.ceiling = None  # --ceiling: the share columns of every evaluation (train/ceiling.py)
+        if getattr(args, "ceiling", False):
+            from .ceiling import CEILING_COLUMNS, TrainCeiling
+
+            self.ceiling = TrainCeiling.of(args, rules, out, self.agent)
+            self.columns = SHOE_COLUMNS + CEILING_COLUMNS
+            self.scalar_keys = ("ev", "gain_vs_hilo", "gain_vs_basic", "flat_gain", "deviations", "flat_share")
 
     @staticmethod
     def new_agent(args: Any, rules: Rules, out: Path, resume: bool) -> Any:
@@ -245,6 +252,8 @@ class CountTableTrainer:
             row.update({name: mean, f"{name}_low": mean - Z95 * stderr, f"{name}_high": mean + Z95 * stderr})
         row["flat_gain_hilo"] = flat.diff(1)[0] - flat.diff(2)[0]
         row.update(self.learned_figures())
+        if self.ceiling is not None:
+            row.update(self.ceiling.columns(row))
         return row
 
 
@@ -252,6 +261,10 @@ def check_shoe_args(args: Any, rules: Rules) -> None:
     """Everything --env shoe can refuse, before anything is written (one line each)."""
     from blackjack_env.agents.count_table import CountTableAgent
 
+    if getattr(args, "ceiling", False):
+        from .ceiling import check_ceiling_args
+
+        check_ceiling_args(args, rules)
     if args.algo == "ppo":
         from .shoe_ppo import shoe_arguments_of
 
