@@ -336,6 +336,29 @@ def test_round_moments_second_moment_matches_the_simulated_rounds(insure: bool) 
     assert simulated == pytest.approx(second, abs=0.006)  # about 5 standard errors of the simulated E[X^2]
 
 
+def test_perfect_bettor_sd_is_exact_without_splits(serial) -> None:
+    """Without splits each shoe carries the exact E[X^2] of its round (on the full shoe: basic strategy's,
+    ``round_moments``) and the bettor's SD is sqrt(E[bet^2 X^2] - E[bet X]^2) from them; with splits the
+    SD is the approximation, said so."""
+    from blackjack_env.solver.ceiling import V_SECOND
+    from blackjack_env.solver.moments import round_moments
+
+    rules = Rules(decks=1, split_to=1, surrender="late", penetration=0.5)
+    basic = solve(rules).table
+    full = shoe_values(rules, np.array([4.0] * 9 + [16.0]), basic)
+    assert full[V_SECOND] == pytest.approx(round_moments(rules, basic)[1], abs=1e-12)
+    result = ceiling(rules, samples=4, seed=1, workers=1, in_round_every=0, basic=basic, cache=False)
+    bettor = result.bettor((1, 8))
+    bet = np.where(result.best > 0, 8.0, 1.0)
+    second = result.values[:, V_SECOND]
+    expected = math.sqrt(result.sample_weights() @ (bet * bet * second) - bettor["ev"] ** 2)
+    assert bettor["sd_method"] == "exact" and bettor["sd"] == pytest.approx(expected, rel=1e-12)
+    assert bettor["sd_approximate"] > 0 and bettor["n0"] == pytest.approx((bettor["sd"] / bettor["ev"]) ** 2)
+    split = serial.bettor((1, 4))
+    assert split["sd_method"] == "approximate" and split["sd"] == split["sd_approximate"]
+    assert np.isnan(serial.values[:, V_SECOND]).all()
+
+
 def test_round_moments_refuse_a_split_game() -> None:
     from blackjack_env.solver.moments import round_moments
 

@@ -98,6 +98,19 @@ def dealer_cached(up, removed, shoe, infinite, ds, cache, rem, reach, out):
 
 
 @njit(cache=True)
+def dealer_rows(up, removed, valid, shoe, ds, cache, out):
+    """dealer_cached for every row of ``removed`` where ``valid`` (out[i]: that row's outcomes), in
+    one call: the second-moment pass (``moments``) asks for every hand of the space at once."""
+    rem = np.empty(10, np.float64)
+    reach = np.empty(len(ds[1]), np.float64)
+    dist = np.empty(N_OUT, np.float64)
+    for i in range(removed.shape[0]):
+        if valid[i]:
+            dealer_cached(up, removed[i], shoe, False, ds, cache, rem, reach, dist)
+            out[i, :] = dist
+
+
+@njit(cache=True)
 def draw_probs(shoe, removed, infinite, out):
     """Probability of drawing each value next; returns False when removed exceeds the shoe."""
     if infinite:

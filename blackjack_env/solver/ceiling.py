@@ -35,6 +35,8 @@ shoe the solver computes exactly, on one model (one dealer-outcome memo) of that
   the better of the two, so the gain ``best - basic`` is never negative;
 * ``insurance``: the insurance bet's EV per unit insured given an ace shows, 3 T / (n - 1) - 1
   (the hole card is exchangeable with every unseen card, so the player's own cards average out);
+* in a game without splits, E[X^2] of a round under the table the perfect player plays (exact,
+  ``moments``: the perfect bettor's SD; a split round's has no value in the solver's split model);
 * on every ``in_round_every``-th sample, the composition-dependent EV (each hand its own best
   action given its own cards, no insurance) beside the best table without insurance: what the
   round's own cards add (``in_round_gain``). Other seats' cards seen during the round are not used.
@@ -78,8 +80,8 @@ PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 #: Histogram edges of the round-start EV (per round, units of the initial bet): 0.5% bins.
 HIST_EDGES = np.round(np.arange(-0.06, 0.0601, 0.005), 6)
 # columns of one shoe's values
-V_BASIC, V_BEST, V_INSURANCE, V_COMPOSITION, V_BEST_NO_INS, V_CELLS = range(6)
-N_VALUES = 6
+V_BASIC, V_BEST, V_INSURANCE, V_COMPOSITION, V_BEST_NO_INS, V_CELLS, V_SECOND = range(7)
+N_VALUES = 7
 #: Rounds the sampling run plays at least: basic strategy's simulated EV beside the exact mean
 #: (a 95% CI of about +-0.23 per 100 rounds).
 SIM_ROUNDS = 1_000_000
@@ -371,8 +373,12 @@ def weighted_percentiles(x: np.ndarray, weights: np.ndarray, q: Sequence[float])
 def shoe_values(rules: Rules, shoe: np.ndarray, basic: StrategyTable, in_round: bool = False) -> np.ndarray:
     """One shoe's exact values (columns V_*): basic strategy's EV, the best table's EV (never below
     basic's), the insurance bet's EV per unit given an ace, and with ``in_round`` the
-    composition-dependent EV and the best table's EV without insurance (NaN otherwise); last, the
-    number of chart cells the best table changes."""
+    composition-dependent EV and the best table's EV without insurance (NaN otherwise); the
+    number of chart cells the best table changes; last, E[X^2] of a round played by the better of
+    the two tables (the perfect bettor's SD) where ``moments`` computes it exactly (games without
+    splits), else NaN."""
+    from .moments import check_moment_rules, round_moments
+
     out = np.full(N_VALUES, np.nan)
     model = Model(rules, shoe)
     best = analyse(rules, model=model, start=basic.actions)
@@ -386,6 +392,13 @@ def shoe_values(rules: Rules, shoe: np.ndarray, basic: StrategyTable, in_round: 
     out[V_BEST] = max(best.ev, basic_ev)
     out[V_INSURANCE] = 3.0 * shoe[9] / (n - 1.0) - 1.0
     out[V_CELLS] = changed
+    try:
+        check_moment_rules(rules)
+    except ValueError:
+        pass  # a split round's second moment is not defined by the solver's model: see ``bettor``
+    else:
+        table = StrategyTable(best.actions, best.insurance) if best.ev >= basic_ev else basic
+        out[V_SECOND] = round_moments(rules, table, model=model)[1]
     if in_round:
         table = StrategyTable(best.actions, np.zeros(2, np.bool_))
         no_insurance = best.ev if not best.insurance.any() else analyse(rules, table, model=model).ev
@@ -515,20 +528,25 @@ class CeilingResult:
 
     def bettor(self, bets: Sequence[float]) -> dict[str, Any]:
         """The perfect bettor: every round the EV-maximising bet for its shoe (the largest where the
-        shoe's best EV is positive, else the smallest: 0 where allowed). Its SD per round is
-        approximate: E[bet^2] (stratified) times the simulated second moment of a flat-bet round
-        (basic strategy over every round), minus the mean squared, i.e. a round's outcome spread is
-        taken as the same on every shoe and under the best table (it moves a few percent with the
-        composition; the solver does not give a round's outcome distribution). SCORE and N0 as
-        ``blackjack-evaluate``'s."""
+        shoe's best EV is positive, else the smallest: 0 where allowed). Its SD per round: exact in a
+        game without splits, E[bet^2 X^2] - E[bet X]^2 with each shoe's exact E[X^2] under the table
+        played (``moments``; ``sd_method`` "exact"); with splits approximate (the solver's split model
+        gives a split round no second moment): E[bet^2] (stratified) times the simulated second
+        moment of a flat-bet round (basic strategy over every round), minus the mean squared, i.e. a
+        round's spread taken as the same on every shoe (``sd_method`` "approximate"; the error this
+        makes, measured where the exact SD exists: README "The ceiling"). ``sd_approximate`` is that
+        approximation in every game. SCORE and N0 as ``blackjack-evaluate``'s."""
         bets = check_bets(bets, self.seats)
         best = self.best
         bet = np.where(best > 0, bets[-1], bets[0])
         result = bet * best
         ev, ci = self.estimate(result)
-        mean_square_bet = float(self.sample_weights() @ (bet * bet)) if self.samples else math.nan
-        variance = mean_square_bet * self.recording.second_moment - ev * ev
-        sd = math.sqrt(max(variance, 0.0))
+        weights = self.sample_weights()
+        mean_square_bet = float(weights @ (bet * bet)) if self.samples else math.nan
+        approximate = math.sqrt(max(mean_square_bet * self.recording.second_moment - ev * ev, 0.0))
+        second = self.values[:, V_SECOND]
+        exact = self.samples > 0 and bool(np.isfinite(second).all())
+        sd = math.sqrt(max(float(weights @ (bet * bet * second)) - ev * ev, 0.0)) if exact else approximate
         di = 1000.0 * ev / sd if sd > 0 else 0.0
         return {
             "bets": list(bets),
@@ -536,8 +554,10 @@ class CeilingResult:
             "ci95": ci,
             "win_per_100": 100.0 * ev,
             "win_per_100_ci95": [100.0 * x for x in ci],
-            "avg_bet": float(self.sample_weights() @ bet) if self.samples else math.nan,
+            "avg_bet": float(weights @ bet) if self.samples else math.nan,
             "sd": sd,
+            "sd_method": "exact" if exact else "approximate",
+            "sd_approximate": approximate,
             "score": di * abs(di),
             "n0": sd * sd / (ev * ev) if ev != 0 else None,
         }
@@ -972,7 +992,8 @@ def format_text(summary: dict[str, Any]) -> str:
         n0 = "infinite" if bettor["n0"] is None else f"{bettor['n0']:,.0f}"
         lines.append(
             f"  perfect bettor ({bets})       {100 * bettor['ev']:+.3f} units per 100 rounds (95% CI "
-            f"{100 * bettor['ci95'][0]:+.3f} .. {100 * bettor['ci95'][1]:+.3f}); SD {bettor['sd']:.3f}, "
+            f"{100 * bettor['ci95'][0]:+.3f} .. {100 * bettor['ci95'][1]:+.3f}); SD {bettor['sd']:.3f} "
+            f"({bettor['sd_method']}), "
             f"SCORE {bettor['score']:.2f}, N0 {n0}"
         )
     p = summary["round_ev"]["percentiles"]["best"]

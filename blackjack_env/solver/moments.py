@@ -57,29 +57,26 @@ def _up_moments(model: Model, up: int, table: StrategyTable) -> tuple[float, flo
     probs = np.where(valid[:, None], left / np.where(n_left > 0, n_left, 1.0)[:, None], 0.0)
     pbj = probs[:, 9] if up == 1 else probs[:, 0] if up == 10 else np.zeros(sp.size)
     dist = np.zeros((sp.size, K.N_OUT))
-    rem, reach, out = np.empty(10), np.empty(len(model.dealer[1])), np.empty(K.N_OUT)
-    for h in np.flatnonzero(valid):
-        K.dealer_cached(up, removed[h], model.shoe, False, model.dealer, model.cache, rem, reach, out)
-        dist[h] = out
+    K.dealer_rows(up, removed, valid, model.shoe, model.dealer, model.cache, dist)
     s1, s2 = _stand(sp.total, dist, K.bj_coef(model.rv))
     orders = table.actions[:, col]
     multi_hit = np.argmax(orders == E.HIT, axis=1) < np.argmax(orders == E.STAND, axis=1)
     plays = multi_hit[sp.row] & (sp.total < 21)
     v1, v2 = s1.copy(), s2.copy()
     h1, h2, d1, d2 = (np.zeros(sp.size) for _ in range(4))
+    # the hole card completes a blackjack after the player busts drawing value v (``hole_bj_after``)
+    hole = {1: left[:, 9:10] - (np.arange(10) == 9), 10: left[:, 0:1] - (np.arange(10) == 0)}.get(up)
+    no_bj = 1.0 - (0.0 if hole is None else np.where(n_left[:, None] > 1, hole / np.maximum(n_left - 1, 1)[:, None], 0))
+    no_bj = np.broadcast_to(no_bj, (sp.size, 10))
     for n in range(int(sp.n_cards.max()), 1, -1):  # a hit lands in a hand of one more card, valued already
         hands = np.flatnonzero((sp.n_cards == n) & valid)
-        for v in range(10):
-            p = probs[hands, v]
-            child = sp.child[hands, v]
-            hits = {1: left[hands, 9] - (v == 9), 10: left[hands, 0] - (v == 0)}.get(up, np.zeros(len(hands)))
-            pb2 = np.where(n_left[hands] > 1, hits / np.maximum(n_left[hands] - 1, 1), 0.0)
-            bust = child < 0
-            safe = np.where(bust, 0, child)
-            h1[hands] += p * np.where(bust, -(1 - pb2), v1[safe])
-            h2[hands] += p * np.where(bust, 1 - pb2, v2[safe])
-            d1[hands] += p * np.where(bust, -2 * (1 - pb2), 2 * s1[safe])
-            d2[hands] += p * np.where(bust, 4 * (1 - pb2), 4 * s2[safe])
+        p, child, live = probs[hands], sp.child[hands], no_bj[hands]
+        bust = child < 0
+        safe = np.where(bust, 0, child)
+        h1[hands] = (p * np.where(bust, -live, v1[safe])).sum(axis=1)
+        h2[hands] = (p * np.where(bust, live, v2[safe])).sum(axis=1)
+        d1[hands] = (p * np.where(bust, -2 * live, 2 * s1[safe])).sum(axis=1)
+        d2[hands] = (p * np.where(bust, 4 * live, 4 * s2[safe])).sum(axis=1)
         v1[hands] = np.where(plays[hands], h1[hands], s1[hands])
         v2[hands] = np.where(plays[hands], h2[hands], s2[hands])
     rules = model.rules
