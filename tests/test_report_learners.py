@@ -80,7 +80,8 @@ def assert_learner_printed(summary: dict[str, Any], out: Path) -> None:
         for key in ("gain_vs_basic", "gain_vs_hilo", "flat_gain"):
             numbers += [fmt_per_100(row[f"{key}_low"]), fmt_per_100(row[f"{key}_high"])]
         if "flat_share" in row:
-            numbers += [fmt_optional(row[k], fmt_share) for k in ("flat_share", "flat_share_low", "flat_share_high")]
+            for key in ("flat_share", "bets_share"):
+                numbers += [fmt_optional(row[k], fmt_share) for k in (key, f"{key}_low", f"{key}_high")]
     for row in learner["ramp"]:
         numbers += [row["label"], fmt_optional(row["value"])]
         if row["ci95"]:
@@ -157,7 +158,7 @@ def test_count_table_run_report(count_run: Path, tmp_path: Path) -> None:
     assert_images(out, summary)
     assert_learner_printed(summary, out)
     assert [row["step"] for row in learner["learning_curve"]] == [0, 20000, 40000]
-    assert all("flat_share" in row for row in learner["learning_curve"])
+    assert all("flat_share" in row and "bets_share" in row for row in learner["learning_curve"])
     assert "statistics" in learner["ramp_source"]
     assert any(row["value"] is not None and row["ci95"] for row in learner["ramp"])
     assert {row["bet"] for row in learner["ramp"]} <= {1.0, 2.0, 4.0, 8.0}
@@ -182,12 +183,13 @@ def test_a_run_folder_without_statistics_says_so(count_run: Path, tmp_path: Path
 
 
 def test_composition_run_report_at_a_flat_bet_in_a_seat(linear_run: Path, tmp_path: Path) -> None:
-    """A composition model's pages: its learned count, its implied ramp; and the rest of the report
-    plays it in seat 1 of 3 at a flat bet (--spread 1-1) without random play on its shoes."""
+    """A composition model's pages: its learned count, its implied ramp with the bets it learned; and
+    the rest of the report plays it in seat 1 of 3 at a flat bet (--spread 1-1) without random play on
+    its shoes."""
     out = tmp_path / "rep"
     summary = report(out, linear_run, "--seats", "3", "--seat", "1", "--spread", "1-1")
     learner = summary["learner"]
-    assert learner["kind"] == "composition" and learner["bets"] == [1.0]
+    assert learner["kind"] == "composition" and learner["bets"] == [1, 2, 4, 8]  # what it learned; played flat
     assert {"learner_curve.png", "learned_ramp.png", "learned_indices.png", "learned_count.png"} <= set(
         summary["figures"]
     )

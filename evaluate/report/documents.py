@@ -142,7 +142,8 @@ def bets_text(bets: tuple[float, ...] | list[float]) -> str:
 def learner_curve_header(learner: Learner) -> list[str]:
     header = ["rounds", "wall time (min)", "EV per 100, its bets", "gain over basic, its bets", "95% CI"]
     header += ["gain over Hi-Lo EV-max", "95% CI", "flat-bet gain over basic", "95% CI", "Hi-Lo I18+Fab4 flat gain"]
-    return header + (["flat share of the ceiling", "95% CI"] if learner.has_share else [])
+    share = ["flat-bet share of the ceiling", "95% CI", "share with its bets", "95% CI"]
+    return header + (share if learner.has_share else [])
 
 
 def learner_curve_rows(learner: Learner) -> Rows:
@@ -154,7 +155,8 @@ def learner_curve_rows(learner: Learner) -> Rows:
             row += [fmt_per_100(p[key]), _ci(p[f"{key}_low"], p[f"{key}_high"], fmt_per_100)]
         row.append(fmt_per_100(p["flat_gain_hilo"]))
         if learner.has_share:
-            row += [fmt_optional(p["flat_share"], fmt_share), _ci(p["flat_share_low"], p["flat_share_high"], fmt_share)]
+            for key in ("flat_share", "bets_share"):
+                row += [fmt_optional(p[key], fmt_share), _ci(p[f"{key}_low"], p[f"{key}_high"], fmt_share)]
         rows.append(row)
     return rows
 

@@ -432,14 +432,17 @@ def _band(ax: Axes, x: list[float], rows: list[dict[str, float]], key: str, colo
     ax.plot(x, [100 * r[key] for r in rows], marker=".", color=colour, label=label)
 
 
-def _fit_trained(ax: Axes, curve: list[dict[str, float]], keys: tuple[str, ...]) -> None:
+def _fit_trained(
+    ax: Axes, curve: list[dict[str, float]], keys: tuple[str, ...], also: tuple[float, ...] = (0.0,)
+) -> None:
     """Fit the y axis (per 100 rounds) to the evaluations after the first, when there are two or
     more: the untrained start (tens of units per 100 rounds below) would flatten the rest; the
-    table keeps it, and the panel says it is off the scale."""
+    table keeps it, and the panel says it is off the scale. ``also``: values kept in view (0, the
+    ceiling's 100%); values that are not finite (a share of a ceiling of 0) are passed over."""
     trained = [r for r in curve if r["step"] > 0]
     if len(trained) < 2:
         return
-    values = [100 * r[k] for r in trained for k in keys] + [0.0]
+    values = [v for v in (100 * r[k] for r in trained for k in keys) if math.isfinite(v)] + list(also)
     low, high = min(values), max(values)
     pad = 0.1 * (high - low) or 0.1
     ax.set_ylim(low - pad, high + pad)
@@ -488,11 +491,14 @@ def learner_curve_figure(learner: Learner) -> Figure:
             _fit_trained(ax, curve, keys)
         if learner.has_share:
             share_ax = axes[3, col]
-            _band(share_ax, x, curve, "flat_share", "#c44e52", "flat-bet share of the ceiling")
+            _band(share_ax, x, curve, "flat_share", "#c44e52", "flat bet")
+            _band(share_ax, x, curve, "bets_share", "#4c72b0", "with its bets (the ceiling's with the same bets)")
+            keys = ("flat_share_low", "flat_share_high", "bets_share_low", "bets_share_high")
+            _fit_trained(share_ax, curve, keys, also=(0.0, 100.0))
             share_ax.axhline(100, color="#dd8452", ls="--", lw=1.2, label="the ceiling")
             share_ax.axhline(0, color="black", lw=0.8)
             if col == 0:
-                share_ax.set_ylabel("% of the ceiling\n(flat bet, 95% CI)")
+                share_ax.set_ylabel("share of the ceiling\n(%, 95% CI)")
         if col == 0:
             ev_ax.set_ylabel("EV per 100 rounds\n(units)")
             gain_ax.set_ylabel("gain with its bets\nper 100 rounds (95% CI)")

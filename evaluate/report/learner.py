@@ -37,7 +37,7 @@ from blackjack_env.simulate import Z95, Policy
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
 
 from ..options import CliError
-from ..policies import COUNTING_FILE
+from ..policies import COUNTING_FILE, LINEAR_FILE
 
 if TYPE_CHECKING:
     from blackjack_env.linear_policy import LinearModel
@@ -61,8 +61,9 @@ CURVE_COLUMNS = (
     "flat_gain_hilo",
     "wall_s",
 )
-#: The ceiling columns of a run trained with ``--ceiling`` (may be NaN: a ceiling of 0 gain).
-SHARE_COLUMNS = ("flat_share", "flat_share_low", "flat_share_high")
+#: The ceiling columns of a run trained with ``--ceiling`` (may be NaN: a ceiling of 0 gain): the
+#: flat-bet share of the ceiling and the share with its bets (``train/ceiling.py``).
+SHARE_COLUMNS = ("flat_share", "flat_share_low", "flat_share_high", "bets_share", "bets_share_low", "bets_share_high")
 #: The composition model's implied ramp and indices are drawn over these Hi-Lo true counts.
 IMPLIED_COUNTS = np.arange(-8.0, 10.5, 0.5)
 #: Systems drawn beside the learned count (all built-in systems are in its table).
@@ -171,12 +172,14 @@ def build_learner(spec: str, kind: str, rules: Rules, policy: Policy, basic: Str
         curve = read_learner_metrics(metrics)
     else:
         notes.append(f"No learning curve: {metrics} is not there.")
+    # what the run learned, as its files keep it (a --spread given to the report changes what is played only)
     if kind == "count-table":
-        assert policy.counting is not None
-        learner = _count_table(folder, policy.counting, rules, curve, notes)
+        learner = _count_table(folder, CountingStrategy.load(folder / COUNTING_FILE), rules, curve, notes)
     else:
-        assert policy.linear is not None
-        learner = _composition(policy.linear, rules, basic, curve, notes)
+        from blackjack_env.linear_policy import LinearModel
+
+        model = LinearModel.load(path / LINEAR_FILE if path.is_dir() else path)
+        learner = _composition(model, rules, basic, curve, notes)
     learner.source = str(path)
     return learner
 
