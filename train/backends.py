@@ -255,6 +255,11 @@ class ChunkRunner:
         self.policy: Policy | None = None
         self.policy_start = -1  # the chunk at which self.policy was frozen
         self.behaviour_ev = 0.0
+        # the driver's own work, for benchmarks/train_scaling.py: policy refreshes and merges
+        self.refresh_seconds = 0.0
+        self.refreshes = 0
+        self.merge_seconds = 0.0
+        self.merges = 0
 
     def period_start(self, index: int) -> int:
         return index - index % self.sync_chunks
@@ -272,8 +277,11 @@ class ChunkRunner:
                         f"chunk {first} is inside a refresh period begun at chunk {start}, whose policy "
                         f"is not in the run directory ({SYNC_FILE})"
                     )
+                clock = time.perf_counter()
                 self.policy = agent.chunk_inputs(first)[1:]
                 self.policy_start = start
+                self.refresh_seconds += time.perf_counter() - clock
+                self.refreshes += 1
             assert self.policy is not None
             wanted = math.ceil((target - agent.rounds) / agent.chunk_rounds)
             indices = range(first, first + min(start + self.sync_chunks - first, wanted))
@@ -284,7 +292,10 @@ class ChunkRunner:
             for index, chunk in self.backend.play(self.policy, indices, stop):
                 waiting[index] = chunk
                 while agent.chunks in waiting:
+                    clock = time.perf_counter()
                     rounds, self.behaviour_ev = agent.merge(waiting.pop(agent.chunks))
+                    self.merge_seconds += time.perf_counter() - clock
+                    self.merges += 1
                     progress(rounds)
 
     def close(self) -> None:

@@ -1,0 +1,126 @@
+"""The shoe learners on 2 workers against 1 (rounds learned per second), and the driver's work per chunk.
+
+    python benchmarks/train_scaling.py                                  # count-table learner, Ray
+    python benchmarks/train_scaling.py --backend local                  # local processes instead
+    python benchmarks/train_scaling.py --learner linear --seat all --json out.json
+
+The issue's game (default rules at 75% penetration, 3 seats, the learner in seat 0 or every seat), chunks
+of 262,144 rounds, the policy refreshed every --sync-chunks chunks (train/backends.py). First one refresh
+period in this process (the serial backend: a chunk's play time, the driver's refresh and merge), then
+--repeats alternating pairs of runs of --periods periods on 1 and on 2 workers of the backend (order
+swapped every repeat, so a change in the machine's load falls on both alike), each printing its rate; the
+2-vs-1 ratio of each pair, their spread, and the 1-minute load average before each run. Workers are
+started and warmed up before each timed run (the first chunk's cost is reported apart: the driver's
+compile or numba-cache load, Ray's start, each actor's warm-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from typing import Any
+
+from blackjack_env.agents.count_table import CountTableAgent
+from blackjack_env.agents.linear import LinearAgent
+from blackjack_env.counting import system
+from blackjack_env.rules import Rules
+from blackjack_env.train.backends import DEFAULT_SYNC_CHUNKS, ChunkRunner, SerialBackend, make_backend, warm_up
+
+
+def timed_run(agent: Any, backend: Any, sync_chunks: int, periods: int) -> dict[str, float]:
+    """Start ``backend`` (untimed), then learn ``periods`` refresh periods on it (timed)."""
+    clock = time.perf_counter()
+    backend.start(agent)
+    started = time.perf_counter() - clock
+    runner = ChunkRunner(agent, sync_chunks, backend)
+    runner.started = True
+    load = os.getloadavg()[0]
+    before = agent.rounds
+    clock = time.perf_counter()
+    runner.advance(before + periods * sync_chunks * agent.chunk_rounds, lambda: False, lambda rounds: None)
+    seconds = time.perf_counter() - clock
+    runner.close()
+    return {
+        "workers": backend.workers,
+        "rounds_per_s": (agent.rounds - before) / seconds,
+        "seconds": seconds,
+        "start_s": started,
+        "load_1min": load,
+        "refresh_s": runner.refresh_seconds / max(runner.refreshes, 1),
+        "merge_s": runner.merge_seconds / max(runner.merges, 1),
+        "warm_up_s": list(getattr(backend, "warm_up_seconds", [])),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--learner", choices=("count-table", "linear"), default="count-table")
+    parser.add_argument("--seat", choices=("0", "all"), default="0", help="the learner's seat, or every seat")
+    parser.add_argument("--backend", choices=("ray", "local"), default="ray")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--periods", type=int, default=2, help="refresh periods per timed run")
+    parser.add_argument("--sync-chunks", type=int, default=DEFAULT_SYNC_CHUNKS)
+    parser.add_argument("--json", default="", help="also write every figure here")
+    args = parser.parse_args()
+    rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
+    seat = -1 if args.seat == "all" else 0
+    agent: CountTableAgent | LinearAgent
+    if args.learner == "linear":
+        agent = LinearAgent(rules, bets=(1, 2, 4, 8), seats=3, seat=seat, chunk_rounds=1 << 18)
+    else:
+        agent = CountTableAgent(rules, system("hilo"), bets=(1, 2, 4, 8), seats=3, seat=seat, chunk_rounds=1 << 18)
+    g = args.sync_chunks
+    report: dict[str, Any] = {"args": vars(args), "cpus": os.cpu_count()}
+    report["driver_warm_up_s"] = warm_up(agent)  # compile, or load numba's cache
+    serial = timed_run(agent, SerialBackend(), g, 1)
+    chunk_s = agent.chunk_rounds / serial["rounds_per_s"]
+    report["serial"] = serial
+    print(
+        f"serial: {serial['rounds_per_s']:,.0f} rounds/s, a chunk {chunk_s:.3f} s; driver: refresh "
+        f"{serial['refresh_s'] * 1e3:.1f} ms per period of {g}, merge {serial['merge_s'] * 1e3:.2f} ms per chunk "
+        f"(first chunk's warm-up here {report['driver_warm_up_s']:.2f} s)"
+    )
+    if args.backend == "ray":
+        import ray
+
+        clock = time.perf_counter()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        report["ray_init_s"] = time.perf_counter() - clock
+        print(f"ray.init: {report['ray_init_s']:.1f} s")
+    runs: list[dict[str, float]] = []
+    ratios: list[float] = []
+    try:
+        for repeat in range(args.repeats):
+            pair: dict[int, dict[str, float]] = {}
+            for workers in (1, 2) if repeat % 2 == 0 else (2, 1):
+                run = timed_run(agent, make_backend(args.backend, workers), g, args.periods)
+                pair[workers] = run
+                runs.append(run)
+                print(
+                    f"repeat {repeat} {args.backend} x{workers}: {run['rounds_per_s']:,.0f} rounds/s "
+                    f"({run['seconds']:.1f} s; start {run['start_s']:.1f} s, warm-up per worker "
+                    f"{', '.join(f'{w:.2f}' for w in run['warm_up_s'])} s; load {run['load_1min']:.1f}; driver "
+                    f"refresh {run['refresh_s'] * 1e3:.1f} ms, merge {run['merge_s'] * 1e3:.2f} ms)"
+                )
+            ratios.append(pair[2]["rounds_per_s"] / pair[1]["rounds_per_s"])
+            print(f"repeat {repeat}: 2 workers / 1 = {ratios[-1]:.2f}")
+    finally:
+        if args.backend == "ray":
+            ray.shutdown()
+    driver_s = serial["refresh_s"] / g + serial["merge_s"]
+    report.update(runs=runs, ratios=ratios, chunk_s=chunk_s, driver_per_chunk_s=driver_s)
+    print(
+        f"2 workers / 1: median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f}) "
+        f"over {len(ratios)} alternating pairs; driver per chunk {driver_s * 1e3:.2f} ms = "
+        f"{driver_s / chunk_s:.2%} of a chunk's play ({chunk_s:.3f} s)"
+    )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
