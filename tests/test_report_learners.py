@@ -185,15 +185,18 @@ def test_a_run_folder_without_statistics_says_so(count_run: Path, tmp_path: Path
 def test_composition_run_report_at_a_flat_bet_in_a_seat(linear_run: Path, tmp_path: Path) -> None:
     """A composition model's pages: its learned count, its implied ramp with the bets it learned; and
     the rest of the report plays it in seat 1 of 3 at a flat bet (--spread 1-1) without random play on
-    its shoes."""
+    its shoes, beside the flat ceiling of that seat."""
     out = tmp_path / "rep"
-    summary = report(out, linear_run, "--seats", "3", "--seat", "1", "--spread", "1-1")
+    table = ["--seats", "3", "--seat", "1", "--spread", "1-1"]
+    summary = report(out, linear_run, *table, "--ceiling-samples", "4", "--ceiling")
     learner = summary["learner"]
     assert learner["kind"] == "composition" and learner["bets"] == [1, 2, 4, 8]  # what it learned; played flat
     assert {"learner_curve.png", "learned_ramp.png", "learned_indices.png", "learned_count.png"} <= set(
         summary["figures"]
     )
     assert "random" not in summary["ev"] and summary["counting"]["avg_bet"] == 1.0
+    ceiling, gap = summary["ceiling"], summary["gap_to_basic"]
+    assert ceiling["bets"] is None and ceiling["policy_gain"] == gap["value"]  # played flat: the flat ceiling
     tags = learner["learned_count"]
     assert len(tags["learned"]) == 10 and set(tags["correlation"]) >= {"hilo", "ko", "halves"}
     assert_images(out, summary)

@@ -529,9 +529,8 @@ def learned_ramp_figure(learner: Learner, counting: Counting | None) -> Figure:
         bet_ax.stairs([r["bet"] for r in ramp], ends, color="#dd8452", lw=2, baseline=None)
     bet_ax.set_ylabel("bet (units)")
     bet_ax.set_ylim(bottom=0, top=max(r["bet"] for r in ramp) * 1.15 or 1)
-    bet_ax.set_title(
-        f"{learner.title}: bet by {learner.count_name} (the end steps hold the tails)", fontsize=9, loc="left"
-    )
+    where = "from its betting weights" if learner.kind == "composition" else "(the end steps hold the tails)"
+    bet_ax.set_title(f"{learner.title}: bet by {learner.count_name} {where}", fontsize=9, loc="left")
     if learner.kind == "composition":
         ev_ax.plot(counts, [r["value"] for r in ramp], color="#4c72b0", lw=2, label="learned (betting weights)")
     else:
