@@ -486,13 +486,19 @@ def train(args: Args, resume: bool = False) -> int:
         print(trainer.summary(last, state["wall_s"], out))
         return 0
     if args.env == "shoe":
+        share = ""
+        if "flat_share" in last:  # --ceiling (train/ceiling.py)
+            share = (
+                f", {100 * last['flat_share']:.1f}% of the ceiling [{100 * last['flat_share_low']:.1f}%, "
+                f"{100 * last['flat_share_high']:.1f}%]"
+            )
         print(
             f"{'composition' if args.algo == 'linear' else 'count-table'}: {trainer.steps} rounds in "
             f"{state['wall_s']:.1f} s; "
             f"per 100 rounds: EV {100 * last['ev']:+.3f}, "
             f"vs Hi-Lo I18+Fab4 {100 * last['gain_vs_hilo']:+.3f} [{100 * last['gain_vs_hilo_low']:+.3f}, "
             f"{100 * last['gain_vs_hilo_high']:+.3f}], flat-bet gain over basic {100 * last['flat_gain']:+.3f} "
-            f"[{100 * last['flat_gain_low']:+.3f}, {100 * last['flat_gain_high']:+.3f}]; strategy in "
+            f"[{100 * last['flat_gain_low']:+.3f}, {100 * last['flat_gain_high']:+.3f}]{share}; strategy in "
             f"{out / ('linear-model.json' if args.algo == 'linear' else 'counting-strategy.json')}"
         )
         return 0
