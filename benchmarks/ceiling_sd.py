@@ -6,8 +6,10 @@ In a game with splits the ceiling's SD of the perfect bettor is approximate (E[b
 simulated second moment of a flat-bet round: a round's spread taken as the same on every shoe),
 because the solver's split model gives a split round no second moment. Without splits each shoe's
 E[X^2] is exact (``solver.moments``), so the ceiling reports both there; this prints them side by side
-for the must-show game without splits (6 decks H17 DAS LS, 75% penetration) and a deep single deck,
-one seat, bets 1-8 and 1-4: how far the approximation is off where it can be checked.
+for the must-show game without splits (6 decks H17 DAS LS, 75% penetration; the ceiling's stratified
+shoes) and a deep double deck (half dealt; plain sampling: the strata's extreme shoes can hold fewer
+than the solver's 8 ten-value cards), one seat, bets 1-8 and 1-4: how far the approximation is off
+where it can be checked.
 """
 
 from __future__ import annotations
@@ -19,11 +21,16 @@ from pathlib import Path
 from blackjack_env import Rules
 from blackjack_env.solver import ceiling
 
+#: name: (rules, strata)
 GAMES = {
-    "6D H17 DAS LS no split, pen 0.75": Rules(
-        decks=6, hit_soft_17=True, double_after_split=True, split_to=1, surrender="late", penetration=0.75
+    "6D H17 DAS LS no split, pen 0.75": (
+        Rules(decks=6, hit_soft_17=True, double_after_split=True, split_to=1, surrender="late", penetration=0.75),
+        8,
     ),
-    "1D H17 LS no split, pen 0.5": Rules(decks=1, hit_soft_17=True, split_to=1, surrender="late", penetration=0.5),
+    "2D H17 LS no split, pen 0.5": (
+        Rules(decks=2, hit_soft_17=True, split_to=1, surrender="late", penetration=0.5),
+        1,
+    ),
 }
 BETS = ((1.0, 8.0), (1.0, 4.0))
 
@@ -34,10 +41,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=None, help="also write the figures to this JSON file")
+    parser.add_argument("--only", default=None, help="only the games whose name holds this text, e.g. 2D")
     args = parser.parse_args()
     rows = []
-    for name, rules in GAMES.items():
-        result = ceiling(rules, samples=args.samples, seed=args.seed, workers=args.workers, cache=False)
+    for name, (rules, strata) in GAMES.items():
+        if args.only and args.only not in name:
+            continue
+        result = ceiling(rules, samples=args.samples, seed=args.seed, workers=args.workers, strata=strata, cache=False)
         for bets in BETS:
             b = result.bettor(bets)
             rows.append({"game": name, "samples": result.samples, "bets": list(bets), "ev": b["ev"],

@@ -285,7 +285,7 @@ class Model:
             multi_hit = np.frombuffer(reads[2], np.bool_).copy()
             roots = self._split_hands(pair)[0]
             K.split_levels(roots, draws, sp.n_cards, sp.total, sp.child, sp.row, sp.by_cards, multi_hit, level)
-            found = self._split_values(up, pair, actions, False, level)
+            found = self._split_values(up, pair, actions, False, level, np.frombuffer(reads[3], np.int64))
             self._splits[reads] = found
         return found[0], found[1].copy()
 
@@ -331,10 +331,18 @@ class Model:
         return (up, pair, multi_hit.tobytes(), first.tobytes(), resplit), draws[:10]
 
     def _split_values(
-        self, up: int, pair: int, actions: np.ndarray, composition: bool, level: np.ndarray | None
+        self,
+        up: int,
+        pair: int,
+        actions: np.ndarray,
+        composition: bool,
+        level: np.ndarray | None,
+        first: np.ndarray | None = None,
     ) -> tuple[float, np.ndarray]:
         """``split_values`` computed: a backward pass per number of pair cards out (valuing ``level``
-        of each hand), then the recursion over the hands still to be dealt to."""
+        of each hand), then the recursion over the hands still to be dealt to. first: the split
+        hands' first actions and the declined pair's (``_split_reads``), read off at once instead of
+        per hand from the table (the same values)."""
         rules = self.rules
         sp = self.space
         n_max = rules.split_to
@@ -370,12 +378,16 @@ class Model:
                 removed = self.base(up, pair, k - 1)
                 mode = K.MODE_COMPOSITION if composition else K.MODE_EVALUATE
                 res = self.backward(up, removed, pv, actions, mode, zeros, level)
-                v = np.zeros(10)
-                for r in range(10):
-                    h = ids[r]
-                    v[r] = hand_value(res, h, actions[sp.row[h], col])
-                # a redrawn pair that may resplit but is not: played from the pair row
-                declined = hand_value(res, ids[pv], pair_row)
+                if first is not None:
+                    options = np.stack((res.js, res.jh, res.jd))
+                    v, declined = options[first[:10], ids], float(options[first[10], ids[pv]])
+                else:
+                    v = np.zeros(10)
+                    for r in range(10):
+                        h = ids[r]
+                        v[r] = hand_value(res, h, actions[sp.row[h], col])
+                    # a redrawn pair that may resplit but is not: played from the pair row
+                    declined = hand_value(res, ids[pv], pair_row)
                 resplit = composition or K.first_legal(pair_row, self._resplit_legal(pair, locked)) == E.SPLIT
                 q = self.next_probs(self.base(up, pair, k))
                 vals[k] = (v, np.array([declined]) if q is None else np.append(q, declined), resplit)
