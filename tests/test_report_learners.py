@@ -262,3 +262,28 @@ def test_a_model_betting_the_hilo_count_implies_it() -> None:
     shifted, _ = balanced_tags(tags + 3.0)  # a shift changes no true count: the same tags
     assert np.allclose(shifted, tags)
     assert math.isnan(correlation(np.zeros(10), learned))
+
+
+def test_implied_indices_of_a_model() -> None:
+    """A model valuing basic strategy's first action above the rest at every count implies no play
+    entry; insurance valued at -0.0275 + 0.01 x the Hi-Lo true count implies insuring from +3 (the
+    first count of the grid past +2.75), as the generated entries are written."""
+    from blackjack_env.linear_policy import N_FEATURES, LinearModel
+    from blackjack_env.rules import Rules
+    from blackjack_env.solver import solve
+    from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP
+
+    rules = Rules.preset("ultimatebet").with_settings(["decks=2", "penetration=0.75"])
+    basic = solve(rules).table
+    play = np.zeros((N_ROWS, N_UP, N_PLAY, N_FEATURES))
+    for row in range(N_ROWS):
+        for col in range(N_UP):
+            for rank, action in enumerate(basic.actions[row, col]):
+                play[row, col, int(action), 0] = -float(rank)  # the chart's preference order, at every count
+    insurance = np.zeros((2, 2, N_FEATURES))
+    insurance[0, 1, 0] = -0.0275
+    insurance[0, 1, 1:] = -0.01 * np.asarray(system("hilo").tags)
+    tried = np.ones((N_ROWS, N_UP, N_PLAY), np.bool_)
+    model = LinearModel(play, tried, insurance, np.zeros(N_FEATURES), (1.0, 8.0))
+    entries = learner_module.implied_indices(model, basic, rules)
+    assert entries == [{"hand": "insurance", "up": "A", "index": 3.0, "when": "at_or_above"}]

@@ -418,7 +418,8 @@ def implied_indices(model: LinearModel, basic: StrategyTable, rules: Rules) -> l
     composition expected there, ``implied_slope``): per question of a cell (surrender, split, double,
     stand, in the casino's order) its answer "yes" (that action's value above the best of the
     actions after it) on ``IMPLIED_COUNTS``; where that answer differs from basic strategy's on one
-    side of a count, the entry is that count and side. Answers that flip more than once are left out."""
+    side of a count, the entry is that count and side. Answers that flip more than once are left out.
+    Insurance likewise, from the weights of taking it over declining without a natural."""
     from blackjack_env import engine as E
 
     hilo = SYSTEMS["hilo"]
@@ -427,6 +428,11 @@ def implied_indices(model: LinearModel, basic: StrategyTable, rules: Rules) -> l
     lines = model.play[..., 0][..., None] + slopes[..., None] * t  # [row, up, action, count]
     order = ((E.SURRENDER, "R"), (E.SPLIT, "P"), (E.DOUBLE, "D"), (E.STAND, "S"))
     out: list[dict[str, Any]] = []
+    if rules.insurance:
+        take = model.insurance[0, 1] - model.insurance[0, 0]  # no natural: insure or not
+        found = _threshold(take[0] + implied_slope(take, hilo) * t > 0, bool(basic.insurance[0]), t)
+        if found is not None:
+            out.append({"hand": "insurance", "up": "A", "index": found[0], "when": found[1]})
     for row in range(N_ROWS):
         pair = row >= PAIR_BASE
         for col in range(N_UP):
