@@ -324,7 +324,7 @@ class Model:
         pair_row = actions[PAIR_BASE + pair - 1, col]
         orders = np.vstack([actions[self.space.row[ids], col], pair_row])  # the last: the redrawn pair declining
         allowed = np.take_along_axis(np.vstack([legal, legal[pair - 1]]), orders, axis=1)
-        first = orders[np.arange(11), np.argmax(allowed, axis=1)]  # STAND is always allowed
+        first = orders[np.arange(11), np.argmax(allowed, axis=1)].astype(np.int64)  # STAND is always allowed
         resplit = bool(resplit_legal[pair_row].argmax() == np.flatnonzero(pair_row == E.SPLIT)[0])
         draws = np.select([first == E.HIT, first == E.DOUBLE], [2, 1], 0).astype(np.int64)
         draws[pair - 1] = max(draws[pair - 1], draws[10])
