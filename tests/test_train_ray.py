@@ -71,6 +71,17 @@ def _agent() -> CountTableAgent:
     return CountTableAgent(RULES, system("hilo"), bets=(1, 2, 4, 8), seed=9, chunk_rounds=2000)
 
 
+@pytest.mark.parametrize(
+    ("g", "starts"),
+    [(1, [0, 1, 2, 3, 4, 5]), (3, [0, 1, 2, 3, 6, 9]), (8, [0, 1, 2, 4, 8, 16, 24]), (6, [0, 1, 2, 4, 6, 12])],
+)
+def test_refresh_periods_double_up_to_g_then_every_g(g: int, starts: list[int]) -> None:
+    runner = ChunkRunner(_agent(), g, SerialBackend())
+    found = sorted({runner.period_start(i) for i in range(starts[-1] + 1)})
+    assert found == starts
+    assert [runner.period_end(s) for s in starts[:-1]] == starts[1:]
+
+
 def test_one_chunk_per_refresh_is_the_learners_own_loop() -> None:
     """--sync-chunks 1 plays exactly what ``learn_chunk`` plays: every chunk sees every one before."""
     own, runner_agent = _agent(), _agent()

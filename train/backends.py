@@ -1,13 +1,15 @@
 """Where the shoe learners' chunks are played: in this process, on local worker processes, or on Ray.
 
 The schedule is fixed by the run's seed and ``sync_chunks`` (G) alone, never by the backend or the
-worker count: chunk ``i`` plays with the policy of the statistics merged before chunk
-``G * (i // G)`` (the policy is refreshed every G chunks), with its own seed words
-(:func:`blackjack_env.agents.count_table.chunk_words`), and the chunks' statistics are merged on
-the driver in chunk order. So the same seed gives the same statistics, bit for bit, with one worker
-or many, here or on a Ray cluster. G = 1 is the learners' own ``learn_chunk`` loop (every chunk
-sees every chunk before it); a larger G lets up to G chunks run at once, at the price of a policy
-up to G - 1 chunks stale.
+worker count: the chunks fall into refresh periods beginning at chunks 0, 1, 2, 4, ... (doubling) up
+to G and then every G chunks; every chunk of a period plays with the policy of the statistics merged
+before the period began, with its own seed words (:func:`blackjack_env.agents.count_table.chunk_words`),
+and the chunks' statistics are merged on the driver in chunk order. So the same seed gives the same
+statistics, bit for bit, with one worker or many, here or on a Ray cluster. G = 1 is the learners'
+own ``learn_chunk`` loop (every chunk sees every chunk before it); a larger G lets up to G chunks run
+at once, at the price of a policy up to G - 1 chunks stale. The doubling start keeps the first
+periods short, where the policy changes most: played for G chunks, the untrained policy's rounds
+would weigh in the learned round values for long (measured: benchmarks/sync_chunks.py).
 
 A learner here is an agent with the chunk API: ``chunk_inputs(index)`` (the chunk's seed words,
 then the arrays of the frozen policy), ``play_chunk(inputs)`` and ``merge(chunk)``, with ``seed``,
@@ -262,7 +264,17 @@ class ChunkRunner:
         self.merges = 0
 
     def period_start(self, index: int) -> int:
-        return index - index % self.sync_chunks
+        """The chunk whose merged predecessors chunk ``index`` plays with: periods begin at chunks
+        0, 1, 2, 4, ... (doubling) up to G, then every G chunks."""
+        g = self.sync_chunks
+        if index >= g:
+            return index - index % g
+        return 0 if index == 0 else min(1 << (index.bit_length() - 1), g)
+
+    def period_end(self, start: int) -> int:
+        """The first chunk of the period after the one beginning at ``start``."""
+        g = self.sync_chunks
+        return start + g if start >= g else max(min(2 * start, g), 1)
 
     def advance(self, target: int, stop: Callable[[], bool], progress: Callable[[int], None]) -> None:
         """Play and merge chunks until ``target`` rounds or ``stop()`` (then the chunks under way
@@ -284,10 +296,10 @@ class ChunkRunner:
                 self.refreshes += 1
             assert self.policy is not None
             wanted = math.ceil((target - agent.rounds) / agent.chunk_rounds)
-            indices = range(first, first + min(start + self.sync_chunks - first, wanted))
+            indices = range(first, min(self.period_end(start), first + wanted))
             if not self.started:
+                self.started = True  # (close() then also undoes a start that failed half-way)
                 self.backend.start(agent)
-                self.started = True
             waiting: dict[int, Chunk] = {}
             for index, chunk in self.backend.play(self.policy, indices, stop):
                 waiting[index] = chunk
@@ -308,7 +320,7 @@ class ChunkRunner:
         """The frozen policy when the merged chunks end inside a refresh period (else no file)."""
         path = out / SYNC_FILE
         chunks = self.agent.chunks
-        if chunks % self.sync_chunks == 0 or self.policy_start != self.period_start(chunks):
+        if self.period_start(chunks) == chunks or self.policy_start != self.period_start(chunks):
             path.unlink(missing_ok=True)
             return
         assert self.policy is not None
@@ -321,7 +333,7 @@ class ChunkRunner:
         """The frozen policy of the refresh period a resumed run is inside (see ``save``)."""
         path = out / SYNC_FILE
         chunks = self.agent.chunks
-        if chunks % self.sync_chunks == 0:
+        if self.period_start(chunks) == chunks:
             return
         if not path.is_file():
             raise ValueError(f"{out}: its checkpoint ends inside a refresh period, but {SYNC_FILE} is missing")
