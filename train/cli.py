@@ -10,6 +10,8 @@ rounds, and the run directory holds the learned counting strategy (``counting-st
 which ``blackjack-evaluate --policy DIR`` plays. ``--env shoe --algo ppo`` trains MaskablePPO on
 BlackjackShoe-v0 instead, its bets included (``train/shoe_ppo.py``: ``--system hilo|composition`` is what it
 observes; it is evaluated in the vector env, paired with basic strategy on identical shoes).
+``--ceiling`` adds the count-table and composition learners' share of the ceiling to every evaluation
+(``train/ceiling.py``).
 
 The run directory holds the agent (``agent.json``, ``strategy.json`` and ``q.npz`` or ``ppo.zip``,
 so ``blackjack-evaluate --policy DIR`` plays it), ``rules.json``, ``config.json``, ``state.json``,

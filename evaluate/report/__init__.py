@@ -34,6 +34,14 @@ composition before every round, gains over basic strategy with the policy's bets
 policy's paired gain (a bar each, with 95% CIs) and the policy's share of it; and the distribution
 of the round-start EV over the sampled shoes beside the policy's EV by true count.
 
+A learner's run (``--policy`` a ``blackjack-train --env shoe`` run folder holding
+``counting-strategy.json`` or ``linear-model.json``, or that model file) gets the counter's pages and
+the learner's (:mod:`.learner`): ``learner_curve.png`` (its metrics.csv against rounds and wall time,
+with the share of the ceiling where the run priced it), ``learned_ramp.png`` (bet and learned round
+value by count), ``learned_indices.png`` (its learned deviations beside the generated indices of the
+same system, on basic strategy's chart) and, for a composition model, ``learned_count.png`` (its
+betting weights as a count's tags beside the built-in systems').
+
 ``--run DIR`` (a training run) adds the learning curve from ``DIR/metrics.csv``: a CSV with a
 header and the columns ``step`` (training steps), ``ev_gap`` (EV minus basic strategy's EV per
 round), ``ev_gap_low`` and ``ev_gap_high`` (its 95% interval) and ``agreement`` (share of
