@@ -58,14 +58,37 @@ NF = N_FEATURES
 T_ROUNDS, T_SUM, T_DECISIONS = 0, 1, 2
 
 
+#: The kernel's sums, one packed row per (cell, action), per insurance answer and for the round before
+#: the deal: X'Wy (NF), then X'WX's upper triangle row by row (NF (NF + 1) / 2). A sample touches one
+#: contiguous row (about half the memory of the [NF, NF] square the statistics keep), unpacked once per chunk.
+PACKED = NF + NF * (NF + 1) // 2
+N_PLAY_CELLS = N_ROWS * N_UP * N_PLAY
+INS_SLOT = N_PLAY_CELLS  # + 2 * natural + take
+PRE_SLOT = N_PLAY_CELLS + 4
+
+
 @njit(cache=True, _nrt=False, inline="always")
-def _add(xtx, xty, x, w, y):
-    """X'WX (upper triangle) and X'Wy of one weighted sample."""
+def _add(acc, x, w, y):
+    """X'Wy and X'WX (upper triangle) of one weighted sample, added to a packed row."""
+    k = NF
     for i in range(NF):
         wxi = w * x[i]
-        xty[i] += wxi * y
+        acc[i] += wxi * y
         for j in range(i, NF):
-            xtx[i, j] += wxi * x[j]
+            acc[k] += wxi * x[j]
+            k += 1
+
+
+@njit(cache=True, _nrt=False)
+def _unpack(acc, xtx, xty):
+    """Packed rows (``[n, PACKED]``) into the statistics' shapes (``[n, NF, NF]`` upper, ``[n, NF]``)."""
+    for c in range(acc.shape[0]):
+        k = NF
+        for i in range(NF):
+            xty[c, i] = acc[c, i]
+            for j in range(i, NF):
+                xtx[c, i, j] = acc[c, k]
+                k += 1
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -76,8 +99,8 @@ def _dot(w, x):
     return s
 
 
-@njit(cache=True, _nrt=False)
-def _credit(seat, reward, trace, prob, feats, depth, cut, xtx, xty, ins_xtx, ins_xty):
+@njit(cache=True, _nrt=False, inline="always")
+def _credit(seat, reward, trace, prob, feats, depth, cut, acc):
     """Weighted importance sampling, newest decision first (as count_table's): a decision's weight
     is 1 / (behaviour's chance) of every greedy choice after it. Returns the round's weight."""
     weight = 1.0
@@ -85,10 +108,8 @@ def _credit(seat, reward, trace, prob, feats, depth, cut, xtx, xty, ins_xtx, ins
         row = trace[seat, d, 0]
         col = trace[seat, d, 1]
         a = trace[seat, d, 2]
-        if row < 0:
-            _add(ins_xtx[col, a], ins_xty[col, a], feats[seat, d], weight, reward)
-        else:
-            _add(xtx[row, col, a], xty[row, col, a], feats[seat, d], weight, reward)
+        slot = INS_SLOT + 2 * col + a if row < 0 else (row * N_UP + col) * N_PLAY + a
+        _add(acc[slot], feats[seat, d], weight, reward)
         weight /= prob[seat, d]
     return weight
 
@@ -99,9 +120,12 @@ def _learn_chunk(
     seats, seat, epsilon, kinds, actions, insurance, work, at_table,
 ):  # fmt: skip
     """Play ``n_rounds`` rounds of a fresh shoe, the learner in ``seat`` (-1: every seat) greedy in
-    the frozen weights (``tried``: which actions have data) with epsilon exploration; add the
-    chunk's statistics to the (zeroed) output arrays."""
-    st, hands, shoe, res, mask, prngs, prng, trace, prob, feats, depth, cut, explored, weight, ins_mask, x0, qv = work
+    the frozen weights (``tried``: which actions have data) with epsilon exploration; write the
+    chunk's statistics to the (zeroed) output arrays. One call site of ``play_until`` (the engine
+    inlined once), the small helpers inlined and the sums in packed rows: measured in the README's
+    "The composition learner" (speed)."""
+    st, hands, shoe, res, mask, prngs, prng, trace, prob, feats, depth, cut, explored, ins_mask, x0, qv, acc = work
+    acc[:, :] = 0.0
     st[:] = 0
     hands[:, :] = 0
     E.set_seats(st, seats)
@@ -119,12 +143,13 @@ def _learn_chunk(
             depth[s] = 0
             cut[s] = 0
             explored[s] = 0
-        play_until(st, hands, shoe, rv, res, -1, stop, kinds, actions, insurance, mask, prngs, None, at_table)
-        while st[E.S_PHASE] != E.P_OVER:
+        action = -1  # deal; then one call site of play_until (its inlined engine held once)
+        while True:
+            play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+            if st[E.S_PHASE] == E.P_OVER:
+                break
             if st[E.S_PHASE] == E.P_SETTLE:  # nothing to decide: STAND settles the round
-                play_until(
-                    st, hands, shoe, rv, res, E.STAND, stop, kinds, actions, insurance, mask, prngs, None, at_table
-                )
+                action = E.STAND
                 continue
             s = E.acting_seat(st, at_table)
             d = depth[s]
@@ -156,16 +181,30 @@ def _learn_chunk(
                 explored[s] = 1
             depth[s] = d + 1
             totals[T_DECISIONS] += 1
-            play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+        # The seats whose every choice was greedy are samples of the greedy policy's round, all with
+        # the same x0: added as one sample of their summed weight and weighted mean result (the same
+        # sums, to rounding; exactly the seat's own sample when one seat learns or was greedy).
+        pre_n = 0
+        pre_w = 0.0
+        pre_wy = 0.0
+        pre_y = 0.0
         for s in range(seats):
             if seat >= 0 and s != seat:
                 continue
             reward = res[s * E.RES_SIZE + E.RES_REWARD]
             totals[T_SUM] += reward
-            weight[s] = _credit(s, reward, trace, prob, feats, depth[s], cut[s], xtx, xty, ins_xtx, ins_xty)
-            if explored[s] == 0:  # every choice greedy: a sample of the greedy policy's round
-                _add(pre_xtx, pre_xty, x0, weight[s], reward)
+            w = _credit(s, reward, trace, prob, feats, depth[s], cut[s], acc)
+            if explored[s] == 0:
+                pre_n += 1
+                pre_w += w
+                pre_wy += w * reward
+                pre_y = reward
+        if pre_n > 0:
+            _add(acc[PRE_SLOT], x0, pre_w, pre_y if pre_n == 1 else pre_wy / pre_w)
         totals[T_ROUNDS] += 1
+    _unpack(acc[:N_PLAY_CELLS], xtx.reshape(N_PLAY_CELLS, NF, NF), xty.reshape(N_PLAY_CELLS, NF))
+    _unpack(acc[INS_SLOT:PRE_SLOT], ins_xtx.reshape(4, NF, NF), ins_xty.reshape(4, NF))
+    _unpack(acc[PRE_SLOT:], pre_xtx.reshape(1, NF, NF), pre_xty.reshape(1, NF))
 
 
 def ridge_solve(xtx: np.ndarray, xty: np.ndarray, ridge: float = RIDGE) -> tuple[np.ndarray, np.ndarray]:
@@ -250,10 +289,10 @@ class LinearAgent:
             np.zeros(n, np.int64),
             np.zeros(n, np.int64),
             np.zeros(n, np.int64),
-            np.zeros(n, np.float64),
             np.ones(2, np.bool_),
             np.zeros(NF, np.float64),
             np.zeros(N_PLAY, np.float64),
+            np.zeros((PRE_SLOT + 1, PACKED), np.float64),
         )
 
     def chunk_inputs(self, index: int) -> tuple[np.ndarray, ...]:

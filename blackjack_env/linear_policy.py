@@ -76,9 +76,10 @@ def _hole(st):
     return st[E.S_DEALER + 1] if st[E.S_HOLE_HIDDEN] else 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def features(st, fresh, x):
-    """Write x (float64[N_FEATURES]) for the cards not yet seen; ``fresh``: a full shoe (due a shuffle)."""
+    """Write x (float64[N_FEATURES]) for the cards not yet seen; ``fresh``: a full shoe (due a shuffle).
+    Inlined: the learner calls it at every decision, where a call's argument passing costs as much."""
     x[0] = 1.0
     if fresh:
         for v in range(1, N_FEATURES):

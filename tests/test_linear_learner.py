@@ -6,6 +6,7 @@ input is one line, exit 2, nothing written."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from pathlib import Path
 
@@ -114,6 +115,36 @@ def test_resume_equals_uninterrupted_and_same_seed_same_run(tmp_path: Path) -> N
     for agent in (first, again, other):
         agent.learn_chunk()
     assert np.array_equal(first.xtx, again.xtx) and not np.array_equal(first.xtx, other.xtx)
+
+
+def _digest(agent: LinearAgent, names: tuple[str, ...]) -> str:
+    return hashlib.sha256(b"".join(np.ascontiguousarray(getattr(agent, n)).tobytes() for n in names)).hexdigest()[:16]
+
+
+@pytest.mark.parametrize(
+    ("seat", "play", "pre"),
+    [(1, "89b6fd92a42ca46b", "f1ceebb47b49f8a1"), (-1, "0cfafb081f55f925", None)],
+)
+def test_statistics_are_those_of_the_kernel_before_its_speed_up(seat: int, play: str, pre: str | None) -> None:
+    """Two chunks at a table of 3 (the second played with the first's weights) give, to the last bit,
+    the statistics the one-sample-at-a-time kernel gave before the speed-up (packed sums, one call
+    site of the engine, the helpers inlined): digests recorded then. The round-before-the-deal sums
+    of seats learning together are now added as one sample per round (their summed weight, their
+    weighted mean result): the same sums to rounding (recorded values); with one learning seat they
+    are exact too. (Plain IEEE double arithmetic, no fast-math: the digests hold on any x86-64.)"""
+    rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
+    agent = LinearAgent(rules, bets=(1, 2), seats=3, seat=seat, seed=7, chunk_rounds=1 << 13)
+    agent.learn_chunk()
+    agent.learn_chunk()
+    assert _digest(agent, ("xtx", "xty", "ins_xtx", "ins_xty")) == play
+    if pre is not None:
+        assert _digest(agent, ("pre_xtx", "pre_xty")) == pre
+    else:
+        before = [-10436.331201497547, 153.10305209269958, -100.74880789539333, -245.76082574722753]
+        before += [-182.42206310151582, -335.41577241390485, -133.51987873805987, -57.5465852445454]
+        before += [-79.7541628066391, 353.4863748644318, 628.5786689901632]
+        assert np.allclose(agent.pre_xty, before, rtol=1e-12, atol=0)
+        assert np.isclose(agent.pre_xtx[0, 0], 49227.83795153251, rtol=1e-12, atol=0)
 
 
 def _evaluate(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
