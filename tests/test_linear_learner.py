@@ -194,6 +194,7 @@ def test_bad_model_file_is_one_line(tmp_path: Path, capsys) -> None:
             "other players",
         ),
         (["--set", "penetration=0.75"], "add --env shoe"),
+        (["--env", "shoe", "--system", "hilo", "--set", "penetration=0.75"], "--system is not used by --algo linear"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, capsys, argv: list[str], says: str) -> None:

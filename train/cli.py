@@ -4,10 +4,14 @@
     blackjack-train --algo ppo --rules vegas-strip --set decks=2 --steps 2e6 --eval-every 1e5 --out runs/ppo
     blackjack-train --out runs/ppo --resume --steps 4e6       # continue a run (its saved config)
     blackjack-train --env shoe --system hilo --bets 1,2,4,8 --seats 3 --set penetration=0.75 --out runs/count
+    blackjack-train --env shoe --algo linear --bets 1,2,4,8 --seats 3 --seat all --set penetration=0.75 --out runs/lin
+    blackjack-train --env shoe --algo ppo --system composition --bets 1,2,4,8 --set penetration=0.75 --out runs/shoe-ppo
 
 ``--env shoe`` learns the shoe game (the count-table learner, ``train/shoe.py``): its steps are
 rounds, and the run directory holds the learned counting strategy (``counting-strategy.json``),
-which ``blackjack-evaluate --policy DIR`` plays. ``--env shoe --algo ppo`` trains MaskablePPO on
+which ``blackjack-evaluate --policy DIR`` plays. ``--env shoe --algo linear`` is the composition learner
+(``train/linear.py``: values linear in the unseen cards, ``linear-model.json``; it takes no ``--system``).
+``--env shoe --algo ppo`` trains MaskablePPO on
 BlackjackShoe-v0 instead, its bets included (``train/shoe_ppo.py``: ``--system hilo|composition`` is what it
 observes; it is evaluated in the vector env, paired with basic strategy on identical shoes).
 ``--ceiling`` adds the count-table and composition learners' share of the ceiling to every evaluation
@@ -229,6 +233,8 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         raise ValueError(f"--env must be one of {', '.join(ENVS)}, got {args.env!r}")
     if args.env == "round" and args.algo == "linear":
         raise ValueError("--algo linear learns the shoe game (values linear in the unseen cards): add --env shoe")
+    if args.algo == "linear" and "system" in given:
+        raise ValueError("--system is not used by --algo linear: it sees every value of the unseen cards, not a count")
     if args.env == "round":
         shoe_only = [f"--{k}" for k in ("system", "bets", "spread", "seats", "seat") if k in given]
         if shoe_only:

@@ -5,7 +5,7 @@ and paired evaluation on identical shoes against basic strategy and Hi-Lo I18 + 
 EV-maximising use of the same bets; only the learner (:mod:`blackjack_env.agents.linear`) and what
 is evaluated differ: the composition model as exported (``linear-model.json``), with its bets and
 at a flat bet of 1, as ``blackjack-evaluate --policy RUN_DIR`` plays it. It takes no counting
-system (``--system`` is not used: the model sees every value of the unseen cards).
+system (``--system`` is refused in one line: the model sees every value of the unseen cards).
 """
 
 from __future__ import annotations
