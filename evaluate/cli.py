@@ -31,6 +31,7 @@ from .options import (
     add_backend_arguments,
     add_ceiling_arguments,
     add_simulation_arguments,
+    ceiling_bets,
     game_ceiling,
     note_compile,
     rules_from_args,
@@ -212,11 +213,9 @@ def ceiling_line(c: dict[str, Any]) -> str:
 
 def add_ceiling(summary: dict[str, Any], policy: Policy, rules: Rules, args: argparse.Namespace) -> None:
     """--ceiling: the ceiling of the same game (seats, seed, workers, backend) for the policy's bets."""
-    from blackjack_env.solver.ceiling import policy_bets, policy_share
+    from blackjack_env.solver.ceiling import policy_share
 
-    bets = policy_bets(policy.counting)
-    if policy.linear is not None and policy.linear.bets != (1.0,):  # a composition model's allowed bets
-        bets = policy.linear.bets
+    bets = ceiling_bets(policy)
     result = game_ceiling(rules, args)
     if result.samples == 0:
         raise CliError("--ceiling: interrupted before any shoe was analysed")

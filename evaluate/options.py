@@ -195,6 +195,17 @@ def game_ceiling(rules: Rules, args: argparse.Namespace) -> Any:
     )
 
 
+def ceiling_bets(policy: Policy) -> tuple[float, ...] | None:
+    """The bets the perfect counter is given beside ``policy`` (``--ceiling`` in blackjack-evaluate
+    and its report): a counting strategy's (``policy_bets``), a composition model's allowed bets;
+    None for a flat bet of one unit."""
+    from blackjack_env.solver.ceiling import policy_bets
+
+    if policy.linear is not None and policy.linear.bets != (1.0,):
+        return tuple(float(b) for b in policy.linear.bets)
+    return policy_bets(policy.counting)
+
+
 def note_compile(outcome: RunOutcome, prog: str) -> None:
     """Say once, on stderr, that this run compiled the simulator: its time is not in the reported rate."""
     if outcome.compile_seconds > runner.COMPILING_AFTER_SECONDS:  # the threshold of RunFeedback.compiling

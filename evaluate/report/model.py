@@ -23,7 +23,15 @@ from blackjack_env.simulate import Z95, Policy, SimulationResult, interval
 from blackjack_env.strategy import StrategyTable
 
 from ..counting_stats import counting_figures
-from ..options import CliError, RunFeedback, game_ceiling, note_compile, rules_from_args, table_from_args
+from ..options import (
+    CliError,
+    RunFeedback,
+    ceiling_bets,
+    game_ceiling,
+    note_compile,
+    rules_from_args,
+    table_from_args,
+)
 from ..policies import load_policy
 from ..runner import RunOutcome, simulate
 from .formats import COUNT_FIGURES, fmt_count
@@ -503,20 +511,9 @@ def add_ceiling(report: Report, args: argparse.Namespace, rules: Rules, policy: 
     result = game_ceiling(rules, args)
     if result.samples == 0:
         raise CliError("--ceiling: interrupted before any shoe was analysed")
-    report.ceiling = Ceiling.of(result, report.gap_to_basic, _bets(policy))
+    report.ceiling = Ceiling.of(result, report.gap_to_basic, ceiling_bets(policy))
     if result.interrupted:
         report.notes.append(f"Interrupted: the ceiling covers the {result.samples:,} shoes analysed.")
-
-
-def _bets(policy: Policy) -> tuple[float, ...] | None:
-    """The bets the perfect counter is given: a counting strategy's (``policy_bets``), a composition
-    model's allowed bets, None for a flat bet of one unit."""
-    from blackjack_env.solver.ceiling import policy_bets
-
-    if policy.linear is not None:
-        bets = tuple(float(b) for b in policy.linear.bets)
-        return None if bets == (1.0,) else bets
-    return policy_bets(policy.counting)
 
 
 def read_metrics(path: Path) -> list[dict[str, float]]:
