@@ -287,3 +287,20 @@ def test_implied_indices_of_a_model() -> None:
     model = LinearModel(play, tried, insurance, np.zeros(N_FEATURES), (1.0, 8.0))
     entries = learner_module.implied_indices(model, basic, rules)
     assert entries == [{"hand": "insurance", "up": "A", "index": 3.0, "when": "at_or_above"}]
+
+
+def test_a_resumed_run_with_the_ceiling_equals_an_uninterrupted_one(count_run: Path, tmp_path: Path) -> None:
+    """The ceiling is read back (the same shoes, from the solver's cache): every column the same."""
+    half = tmp_path / "half"
+    argv = [*TRAIN, "--algo", "tabular", "--ceiling", "--ceiling-samples", "4"]
+    assert train_main([*[a if a != "40000" else "20000" for a in argv], "--out", str(half)]) == 0
+    assert train_main(["--out", str(half), "--resume", "--steps", "40000", "--no-progress"]) == 0
+
+    def rows(run: Path) -> list[dict[str, str]]:
+        return [{k: v for k, v in r.items() if k != "wall_s"} for r in _metrics(run)]
+
+    assert rows(half) == rows(count_run)
+    assert (
+        json.loads((half / CEILING_FILE).read_text())["gain"]
+        == json.loads((count_run / CEILING_FILE).read_text())["gain"]
+    )

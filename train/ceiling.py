@@ -89,8 +89,11 @@ class TrainCeiling:
             flush=True,
         )
         result = game_ceiling(rules, game)
-        if result.interrupted:
-            raise KeyboardInterrupt
+        if result.interrupted:  # before any round was learned: nothing of the run is lost
+            raise ValueError(
+                f"interrupted while analysing the ceiling ({result.samples} of {args.ceiling_samples} shoes done, "
+                "kept on disk): run the same command again to continue"
+            )
         ceiling = cls(result, tuple(agent.bets))
         tmp = out / (CEILING_FILE + ".tmp")
         tmp.write_text(json.dumps(ceiling.to_json(), indent=1))
