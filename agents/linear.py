@@ -209,20 +209,21 @@ def _learn_chunk(
 
 def ridge_solve(xtx: np.ndarray, xty: np.ndarray, ridge: float = RIDGE) -> tuple[np.ndarray, np.ndarray]:
     """Weights (``[..., NF]``) and whether each has data, from the upper-triangle X'WX and X'Wy
-    (``[..., NF, NF]``, ``[..., NF]``): the ridge toward the count-free mean of the module docstring."""
-    upper = np.triu(xtx)
-    a = upper + np.swapaxes(np.triu(xtx, 1), -1, -2)
-    n = a[..., 0, 0]
-    tried = n > 0
-    safe = np.where(tried, n, 1.0)[..., None]
+    (``[..., NF, NF]``, ``[..., NF]``): the ridge toward the count-free mean of the module docstring.
+    A (cell, action) with no data has weights 0 (what its ridge alone gives): only the others are
+    solved, as every chunk starts with this."""
+    tried = xtx[..., 0, 0] > 0
+    weights = np.zeros(xty.shape)
+    upper = np.triu(xtx[tried])
+    a = upper + np.swapaxes(np.triu(upper, 1), -1, -2)
+    n = a[..., 0, 0][..., None]
     # (a feature never away from 0 in a cell keeps a small ridge: the system stays solvable)
-    scale = np.where(tried[..., None], np.maximum(np.diagonal(a, axis1=-2, axis2=-1) / safe, 1e-3), 1.0)
+    scale = np.maximum(np.diagonal(a, axis1=-2, axis2=-1) / n, 1e-3)
     scale[..., 0] = 1.0
-    mean = np.where(tried, xty[..., 0] / safe[..., 0], 0.0)
-    lhs = a + ridge * scale[..., None] * np.eye(NF)
-    rhs = xty.copy()
-    rhs[..., 0] += ridge * mean
-    return np.linalg.solve(lhs, rhs[..., None])[..., 0], tried
+    rhs = xty[tried]
+    rhs[..., 0] += ridge * (rhs[..., 0] / n[..., 0])
+    weights[tried] = np.linalg.solve(a + ridge * scale[..., None] * np.eye(NF), rhs[..., None])[..., 0]
+    return weights, tried
 
 
 class LinearAgent:
