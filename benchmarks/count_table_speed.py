@@ -5,13 +5,15 @@
 
 The issue's game (default rules at 75% penetration, 3 seats, the learner in seat 0, or in every seat with
 --seat all): eight learning chunks of 262,144 rounds, then the simulator playing basic strategy at the same
-table for as many rounds on one worker; three repetitions, each printing both rates and their ratio (the
-machine's load moves both alike).
+table for as many rounds on one worker; three repetitions (--repeats), each printing both rates and their
+ratio (the machine's load moves both alike), and the same on the CPU time the process got (thread_time: what
+other processes take from it left out) with the 1-minute load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 from blackjack_env.agents.count_table import CountTableAgent
@@ -26,6 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--learner", choices=("count-table", "linear"), default="count-table")
     parser.add_argument("--seat", choices=("0", "all"), default="0", help="the learner's seat, or every seat")
+    parser.add_argument("--repeats", type=int, default=3, help="repetitions (each: learn, then simulate)")
     args = parser.parse_args()
     rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
     seat = -1 if args.seat == "all" else 0
@@ -38,14 +41,19 @@ def main() -> None:
     table = Table(3, 0, basic)
     agent.learn_chunk()  # compile (or load) both kernels before timing
     simulate(rules, basic, 1 << 16, 0, table=table, workers=1)
-    for _ in range(3):
-        start = time.perf_counter()
+    for _ in range(args.repeats):
+        start, cpu = time.perf_counter(), time.thread_time()
         rounds = sum(agent.learn_chunk()[0] for _ in range(8))
-        learn = rounds / (time.perf_counter() - start)
-        start = time.perf_counter()
+        learn, learn_cpu = rounds / (time.perf_counter() - start), rounds / (time.thread_time() - cpu)
+        start, cpu = time.perf_counter(), time.thread_time()
         simulate(rules, basic, rounds, 1, table=table, workers=1)
-        flat = rounds / (time.perf_counter() - start)
-        print(f"learn {learn:,.0f} rounds/s  simulate(basic, 1 worker) {flat:,.0f} rounds/s  ratio {learn / flat:.2f}")
+        flat, flat_cpu = rounds / (time.perf_counter() - start), rounds / (time.thread_time() - cpu)
+        print(
+            f"learn {learn:,.0f} rounds/s  simulate(basic, 1 worker) {flat:,.0f} rounds/s  ratio {learn / flat:.2f}"
+            f"  (on the CPU: {learn_cpu:,.0f} / {flat_cpu:,.0f} = {learn_cpu / flat_cpu:.2f}; "
+            f"load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
