@@ -7,7 +7,8 @@ The issue's game (default rules at 75% penetration, 3 seats, the learner in seat
 --seat all): eight learning chunks of 262,144 rounds, then the simulator playing basic strategy at the same
 table for as many rounds on one worker; three repetitions (--repeats), each printing both rates and their
 ratio (the machine's load moves both alike), and the same on the CPU time the process got (thread_time: what
-other processes take from it left out) with the 1-minute load average.
+other processes take from it left out) with the 1-minute load average. --skip N first learns N chunks untimed
+(the speed later in a run).
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ def main() -> None:
     parser.add_argument("--learner", choices=("count-table", "linear"), default="count-table")
     parser.add_argument("--seat", choices=("0", "all"), default="0", help="the learner's seat, or every seat")
     parser.add_argument("--repeats", type=int, default=3, help="repetitions (each: learn, then simulate)")
+    parser.add_argument(
+        "--skip", type=int, default=0, help="chunks learned before the timing starts (a run's later, trained speed)"
+    )
     args = parser.parse_args()
     rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
     seat = -1 if args.seat == "all" else 0
@@ -39,7 +43,8 @@ def main() -> None:
         agent = CountTableAgent(rules, system("hilo"), bets=(1, 2, 4, 8), seats=3, seat=seat, chunk_rounds=1 << 18)
     basic = Policy.from_table(agent.basic_table())
     table = Table(3, 0, basic)
-    agent.learn_chunk()  # compile (or load) both kernels before timing
+    for _ in range(1 + args.skip):  # compile (or load) both kernels before timing
+        agent.learn_chunk()
     simulate(rules, basic, 1 << 16, 0, table=table, workers=1)
     for _ in range(args.repeats):
         start, cpu = time.perf_counter(), time.thread_time()
