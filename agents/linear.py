@@ -47,13 +47,20 @@ from blackjack_env.rules import Rules
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_cell
 from blackjack_env.table import EVERY_SEAT, POLICY_TABLE, play_until
 
-from .tabular import MAX_DECISIONS, _epsilon_greedy, _greedy
+from .tabular import MAX_DECISIONS
+from .tabular import _epsilon_greedy as _tabular_epsilon_greedy
+from .tabular import _greedy as _tabular_greedy
 
 STATS_FILE = "linear_stats.npz"
 MODEL_FILE = "linear-model.json"
 #: Pseudo-decisions of the count-free value a (cell, action)'s fit is shrunk toward (module docstring).
 RIDGE = 1000.0
 NF = N_FEATURES
+#: The tabular learner's choice helpers inlined in this kernel (at every decision a call cost as much as
+#: their work: 6% of the learner's time): the same Python functions, compiled again with inline="always".
+_greedy = njit(_nrt=False, inline="always")(_tabular_greedy.py_func)
+_epsilon_greedy = njit(_nrt=False, inline="always")(_tabular_epsilon_greedy.py_func)
+
 # chunk totals: rounds, summed learner-seat results, learner decisions
 T_ROUNDS, T_SUM, T_DECISIONS = 0, 1, 2
 
