@@ -9,7 +9,9 @@ of 262,144 rounds, the policy refreshed every --sync-chunks chunks (train/backen
 period in this process (the serial backend: a chunk's play time, the driver's refresh and merge), then
 --repeats alternating pairs of runs of --periods periods on 1 and on 2 workers of the backend (order
 swapped every repeat, so a change in the machine's load falls on both alike), each printing its rate; the
-2-vs-1 ratio of each pair, their spread, and the 1-minute load average before each run. Workers are
+2-vs-1 ratio of each pair, their spread, and the 1-minute load average before each run. Beside each pair,
+a control: plain Python loops on 1 and on 2 processes (--control-s seconds each), whose ratio is what the
+machine gave two processes over one just then (on a shared machine it can be far below 2). Workers are
 started and warmed up before each timed run (the first chunk's cost is reported apart: the driver's
 compile or numba-cache load, Ray's start, each actor's warm-up).
 """
@@ -21,6 +23,7 @@ import json
 import os
 import statistics
 import time
+from multiprocessing import Pool
 from typing import Any
 
 from blackjack_env.agents.count_table import CountTableAgent
@@ -28,6 +31,26 @@ from blackjack_env.agents.linear import LinearAgent
 from blackjack_env.counting import system
 from blackjack_env.rules import Rules
 from blackjack_env.train.backends import DEFAULT_SYNC_CHUNKS, ChunkRunner, SerialBackend, make_backend, warm_up
+
+
+def _spin(seconds: float) -> int:
+    """Count up for ``seconds``: pure CPU, no memory traffic, no I/O."""
+    end = time.perf_counter() + seconds
+    n = 0
+    while time.perf_counter() < end:
+        for _ in range(10_000):
+            n += 1
+    return n
+
+
+def control_ratio(seconds: float) -> float:
+    """Loop iterations per second on 2 processes over 1 (each run ``seconds``): the machine's own
+    2-vs-1 just now."""
+    rates = {}
+    for workers in (1, 2):
+        with Pool(workers) as pool:
+            rates[workers] = sum(pool.map(_spin, [seconds] * workers)) / seconds
+    return rates[2] / rates[1]
 
 
 def timed_run(agent: Any, backend: Any, sync_chunks: int, periods: int) -> dict[str, float]:
@@ -63,6 +86,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--periods", type=int, default=2, help="refresh periods per timed run")
     parser.add_argument("--sync-chunks", type=int, default=DEFAULT_SYNC_CHUNKS)
+    parser.add_argument("--control-s", type=float, default=3.0, help="seconds of each control loop run")
     parser.add_argument("--json", default="", help="also write every figure here")
     args = parser.parse_args()
     rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
@@ -92,6 +116,7 @@ def main() -> None:
         print(f"ray.init: {report['ray_init_s']:.1f} s")
     runs: list[dict[str, float]] = []
     ratios: list[float] = []
+    controls: list[float] = []
     try:
         for repeat in range(args.repeats):
             pair: dict[int, dict[str, float]] = {}
@@ -106,15 +131,17 @@ def main() -> None:
                     f"refresh {run['refresh_s'] * 1e3:.1f} ms, merge {run['merge_s'] * 1e3:.2f} ms)"
                 )
             ratios.append(pair[2]["rounds_per_s"] / pair[1]["rounds_per_s"])
-            print(f"repeat {repeat}: 2 workers / 1 = {ratios[-1]:.2f}")
+            controls.append(control_ratio(args.control_s))
+            print(f"repeat {repeat}: 2 workers / 1 = {ratios[-1]:.2f}; control (plain loops) {controls[-1]:.2f}")
     finally:
         if args.backend == "ray":
             ray.shutdown()
     driver_s = serial["refresh_s"] / g + serial["merge_s"]
-    report.update(runs=runs, ratios=ratios, chunk_s=chunk_s, driver_per_chunk_s=driver_s)
+    report.update(runs=runs, ratios=ratios, controls=controls, chunk_s=chunk_s, driver_per_chunk_s=driver_s)
     print(
         f"2 workers / 1: median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f}) "
-        f"over {len(ratios)} alternating pairs; driver per chunk {driver_s * 1e3:.2f} ms = "
+        f"over {len(ratios)} alternating pairs (controls {', '.join(f'{c:.2f}' for c in controls)}); "
+        f"driver per chunk {driver_s * 1e3:.2f} ms = "
         f"{driver_s / chunk_s:.2%} of a chunk's play ({chunk_s:.3f} s)"
     )
     if args.json:

@@ -40,7 +40,7 @@ from blackjack_env.agents.count_table import chunk_words
 BACKENDS = ("local", "ray")
 #: Chunks per policy refresh unless told (--sync-chunks): one default for every backend and worker
 #: count, so a seed means one run; measured in README "Learning to count".
-DEFAULT_SYNC_CHUNKS = 8
+DEFAULT_SYNC_CHUNKS = 16
 #: The frozen policy of an unfinished refresh period, saved with a checkpoint that falls inside one.
 SYNC_FILE = "sync.npz"
 #: Chunks kept queued per worker, so a worker never waits for the driver between two chunks.
