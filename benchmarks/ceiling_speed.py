@@ -11,7 +11,8 @@ excluded by a warm-up on a one-deck shoe.
 
 --before REV runs REV's code (a temporary git worktree) and this tree's alternately, each run a fresh
 process on the same shoes (written to a file by this process), prints the median CPU seconds per
-shoe of each and their ratio, and checks that both trees computed every value bit for bit alike. On
+shoe of each and their ratio, and checks that both trees computed every value bit for bit alike (the
+columns both have: a newer tree may add some). On
 a shared machine absolute figures are noise; the ratio is the figure.
 """
 
@@ -90,7 +91,7 @@ def compare(args: argparse.Namespace) -> None:
             for name in list(trees) if i % 2 == 0 else list(trees)[::-1]:
                 runs[name].append(run_tree(trees[name], path))
     before = np.array(runs["before"][0]["values"])
-    after = np.array(runs["after"][0]["values"])
+    after = np.array(runs["after"][0]["values"])[:, : before.shape[1]]  # a newer tree may add columns
     same = bool(np.array_equal(before, after, equal_nan=True))
     per_shoe = {name: statistics.median(sum(r["seconds"]) / len(shoes) for r in rs) for name, rs in runs.items()}
     ratios = [sum(a["seconds"]) / sum(b["seconds"]) for a, b in zip(runs["after"], runs["before"], strict=True)]
