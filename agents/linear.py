@@ -222,14 +222,17 @@ def ridge_solve(xtx: np.ndarray, xty: np.ndarray, ridge: float = RIDGE) -> tuple
     tried = xtx[..., 0, 0] > 0
     weights = np.zeros(xty.shape)
     upper = np.triu(xtx[tried])
-    a = upper + np.swapaxes(np.triu(upper, 1), -1, -2)
+    diagonal = np.arange(NF)
+    a = upper + np.swapaxes(upper, -1, -2)  # (the diagonal twice, set back next)
+    a[..., diagonal, diagonal] = upper[..., diagonal, diagonal]
     n = a[..., 0, 0][..., None]
     # (a feature never away from 0 in a cell keeps a small ridge: the system stays solvable)
-    scale = np.maximum(np.diagonal(a, axis1=-2, axis2=-1) / n, 1e-3)
+    scale = np.maximum(a[..., diagonal, diagonal] / n, 1e-3)
     scale[..., 0] = 1.0
     rhs = xty[tried]
     rhs[..., 0] += ridge * (rhs[..., 0] / n[..., 0])
-    weights[tried] = np.linalg.solve(a + ridge * scale[..., None] * np.eye(NF), rhs[..., None])[..., 0]
+    a[..., diagonal, diagonal] += ridge * scale
+    weights[tried] = np.linalg.solve(a, rhs[..., None])[..., 0]
     return weights, tried
 
 
