@@ -147,6 +147,29 @@ def test_statistics_are_those_of_the_kernel_before_its_speed_up(seat: int, play:
         assert np.isclose(agent.pre_xtx[0, 0], 49227.83795153251, rtol=1e-12, atol=0)
 
 
+def test_ridge_solve_is_the_documented_ridge_exactly() -> None:
+    """The fast ridge_solve gives, bit for bit, the module docstring's ridge written out directly (the
+    full symmetric X'WX, S on the diagonal, every (cell, action) solved), and 0 where there is no data."""
+    from blackjack_env.agents.linear import RIDGE, ridge_solve
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([np.ones((40, 200, 1)), rng.normal(0, 2, (40, 200, 10))], axis=2)
+    w = rng.uniform(0.5, 3.0, (40, 200))
+    w[::3] = 0.0  # a third of the cells never visited
+    upper = np.triu(np.einsum("cs,csi,csj->cij", w, x, x))
+    full = upper + np.swapaxes(np.triu(upper, 1), 1, 2)
+    xty = np.einsum("cs,csi,cs->ci", w, x, rng.normal(0, 1, (40, 200)))
+    got, tried = ridge_solve(upper + np.tril(rng.normal(size=upper.shape), -1), xty)  # (below: not read)
+    n = full[:, 0, 0]
+    safe = np.where(n > 0, n, 1.0)
+    scale = np.where((n > 0)[:, None], np.maximum(np.diagonal(full, axis1=1, axis2=2) / safe[:, None], 1e-3), 1.0)
+    scale[:, 0] = 1.0
+    rhs = xty.copy()
+    rhs[:, 0] += RIDGE * np.where(n > 0, xty[:, 0] / safe, 0.0)
+    want = np.linalg.solve(full + RIDGE * scale[:, :, None] * np.eye(len(FEATURE_NAMES)), rhs[..., None])[..., 0]
+    assert np.array_equal(tried, n > 0) and np.array_equal(got, want) and not got[::3].any()
+
+
 def _evaluate(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
     assert evaluate_main([*argv, *ARGV_RULES, "--json", "--no-progress"]) == 0
     return json.loads(capsys.readouterr().out)
