@@ -18,7 +18,9 @@ playing greedily, which is what the greedy choice compares. The statistics are s
 (cell, action): X'WX and X'Wy (upper triangle kept), so chunks seeded by their index merge exactly
 in chunk order: same seed same run, a resumed run equals an uninterrupted one, and a chunk could be
 played anywhere. The round's value before the deal is fitted on rounds in which the seat made no
-exploratory choice, with the same weights (the greedy policy's round).
+exploratory choice, with the same weights (the greedy policy's round); seats learning together at one
+table share the round's composition, so their samples of a round are added as one (their summed weight,
+their weighted mean result: the same sums, to rounding).
 
 Solving: per (cell, action) a ridge toward the count-free value, ``(X'WX + lam S) w = X'Wy + lam S w0``
 with ``w0 = [the cell's mean return, 0, ..., 0]``, ``S`` the diagonal of the features' mean squares in
