@@ -225,9 +225,7 @@ class RayBackend:
     def close(self) -> None:
         if not self.actors and not self.started_here:
             return
-        for actor in self.actors:
-            self.ray.kill(actor)
-        self.actors = []
+        self.actors = []  # the last handles: Ray ends the actors (ray.kill would print a SIGTERM dump)
         if self.started_here:
             self.ray.shutdown()
             self.started_here = False
