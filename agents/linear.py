@@ -248,6 +248,9 @@ class LinearAgent:
         epsilon: the chance of a uniformly random legal action at each decision while learning.
         seed: fixes every card and exploration draw of the run.
         chunk_rounds: rounds per seeded chunk (its policy is frozen; checkpoints fall between chunks).
+        kelly, bankroll: the exported model bets a Kelly fraction of this bankroll (table units; see
+            ``linear_policy.linear_bet``) instead of the EV-maximising bet; 0: the EV-maximising bet.
+            Learning is the same either way (it plays every round at one unit).
     """
 
     kind = KIND
@@ -261,13 +264,16 @@ class LinearAgent:
         epsilon: float = 0.1,
         seed: int = 0,
         chunk_rounds: int = 1 << 16,
+        kelly: float = 0.0,
+        bankroll: float = 0.0,
     ) -> None:
         from blackjack_env.agents.count_table import check_table
 
         self.rules = Rules.coerce(rules)
         self.bets = tuple(float(b) for b in bets)
         check_table(self.rules, self.bets, seats, seat, epsilon, chunk_rounds)
-        LinearModel(*_zero_weights(), self.bets)  # the bets a model can hold (one line if not)
+        self.kelly, self.bankroll = float(kelly), float(bankroll)
+        LinearModel(*_zero_weights(), self.bets, kelly=self.kelly, bankroll=self.bankroll)  # (one line if not)
         self.seats, self.seat = int(seats), int(seat)
         self.epsilon = float(epsilon)
         self.seed = int(seed)
@@ -377,7 +383,7 @@ class LinearAgent:
         w_play, tried = ridge_solve(self.xtx, self.xty)
         w_ins, _ = ridge_solve(self.ins_xtx, self.ins_xty)
         w_bet, _ = ridge_solve(self.pre_xtx, self.pre_xty)
-        return LinearModel(w_play, tried, w_ins, w_bet, self.bets, name)
+        return LinearModel(w_play, tried, w_ins, w_bet, self.bets, name, self.kelly, self.bankroll)
 
     # ----------------------------------------------------------------- files
     def save(self, path: str | Path) -> None:
@@ -394,6 +400,8 @@ class LinearAgent:
             "seed": self.seed,
             "chunk_rounds": self.chunk_rounds,
             "ridge": RIDGE,
+            "kelly": self.kelly,
+            "bankroll": self.bankroll,
             "model": MODEL_FILE,
         }
         tmp = path / (STATS_FILE + ".tmp.npz")
@@ -419,6 +427,8 @@ class LinearAgent:
             epsilon=manifest["epsilon"],
             seed=manifest["seed"],
             chunk_rounds=manifest["chunk_rounds"],
+            kelly=manifest.get("kelly", 0.0),
+            bankroll=manifest.get("bankroll", 0.0),
         )
         with np.load(Path(path) / STATS_FILE) as data:
             for name in cls._STATS:

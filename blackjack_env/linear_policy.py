@@ -59,7 +59,11 @@ LP_BETS = LP_N_BETS + 1  # MAX_BETS slots, increasing
 LP_BET_W = LP_BETS + MAX_BETS  # the round's value per unit bet before the deal
 LP_INS = LP_BET_W + N_FEATURES  # [natural 0/1][decline, take][feature]
 LP_PLAY = LP_INS + 4 * N_FEATURES  # [row][up][action][feature]
-LP_SIZE = LP_PLAY + N_ROWS * N_UP * N_PLAY * N_FEATURES
+LP_KELLY = LP_PLAY + N_ROWS * N_UP * N_PLAY * N_FEATURES  # [Kelly fraction, bankroll]; fraction 0: EV-maximising
+LP_SIZE = LP_KELLY + 2
+#: The variance of a round's result per unit bet, squared units, that the Kelly bet divides by: basic
+#: strategy's SD per round is 1.144 in the default game at 75% (1e7 rounds; README, the composition learner).
+ROUND_VARIANCE = 1.3
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -135,22 +139,34 @@ def linear_decision(params, st, hands, mask):
 @njit(cache=True, _nrt=False)
 def linear_bet(params, st, fresh):
     """The bet for the coming round: the largest allowed where the predicted value per unit bet
-    is positive, else the smallest; ``fresh``: the shoe is due a shuffle (a full shoe's value)."""
+    is positive, else the smallest; with a Kelly fraction F of a bankroll B, where the value v is
+    positive, the largest allowed bet at or below F B v / ROUND_VARIANCE (the smallest if none is).
+    ``fresh``: the shoe is due a shuffle (a full shoe's value)."""
     if fresh:
         value = params[LP_BET_W]
     else:
         hole = _hole(st)
         value = _value(params, LP_BET_W, st, hole, _scale(st, hole))
-    if value > 0.0:
-        return params[LP_BETS + int(params[LP_N_BETS]) - 1]
-    return params[LP_BETS]
+    n_bets = int(params[LP_N_BETS])
+    if value <= 0.0:
+        return params[LP_BETS]
+    if params[LP_KELLY] == 0.0:
+        return params[LP_BETS + n_bets - 1]
+    target = params[LP_KELLY] * params[LP_KELLY + 1] * value / ROUND_VARIANCE
+    bet = params[LP_BETS]
+    for i in range(1, n_bets):
+        if params[LP_BETS + i] <= target:
+            bet = params[LP_BETS + i]
+    return bet
 
 
 @dataclass(frozen=True)
 class LinearModel:
     """Learned weights: ``play[row, up, action]`` (float[N_ROWS, N_UP, N_PLAY, N_FEATURES]; an
     action never tried has ``tried`` False), ``insurance[natural, take]``, ``bet`` (the round's
-    value per unit bet before the deal) and the allowed ``bets`` (increasing; 0 sits out)."""
+    value per unit bet before the deal) and the allowed ``bets`` (increasing; 0 sits out); ``kelly``
+    (0 < F <= 1) and ``bankroll`` (table units, fixed) bet a Kelly fraction instead of the EV-maximising
+    bet (``linear_bet``)."""
 
     play: np.ndarray
     tried: np.ndarray
@@ -158,10 +174,17 @@ class LinearModel:
     bet: np.ndarray
     bets: tuple[float, ...]
     name: str = "linear"
+    kelly: float = 0.0
+    bankroll: float = 0.0
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.bets) <= MAX_BETS:
             raise ValueError(f"a composition model takes 1..{MAX_BETS} bets, got {len(self.bets)}")
+        if (self.kelly or self.bankroll) and not (0.0 < self.kelly <= 1.0 and 0.0 < self.bankroll < math.inf):
+            raise ValueError(
+                f"a Kelly bet needs a fraction in (0, 1] and a bankroll > 0 (table units), "
+                f"got fraction {self.kelly:g} and bankroll {self.bankroll:g}"
+            )
 
     @property
     def sits_out(self) -> bool:
@@ -169,7 +192,16 @@ class LinearModel:
 
     def with_bets(self, bets: Sequence[float]) -> LinearModel:
         """The same values with other allowed bets (``(1,)``: a flat bet of 1)."""
-        return LinearModel(self.play, self.tried, self.insurance, self.bet, tuple(float(b) for b in bets), self.name)
+        return LinearModel(
+            self.play,
+            self.tried,
+            self.insurance,
+            self.bet,
+            tuple(float(b) for b in bets),
+            self.name,
+            self.kelly,
+            self.bankroll,
+        )
 
     def params(self, rules: Any) -> np.ndarray:
         """The compiled row (module docstring) for these rules."""
@@ -182,7 +214,8 @@ class LinearModel:
         out[LP_INS:LP_PLAY] = self.insurance.ravel()
         play = np.where(self.tried[..., None], self.play, 0.0)
         play[..., 0] = np.where(self.tried, self.play[..., 0], UNTRIED)
-        out[LP_PLAY:] = play.ravel()
+        out[LP_PLAY:LP_KELLY] = play.ravel()
+        out[LP_KELLY : LP_KELLY + 2] = self.kelly, self.bankroll
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -209,7 +242,8 @@ class LinearModel:
                 "shoe's and a hole card still face down; before a round due a shuffle every excess is 0. "
                 "Play: the legal action with the largest value (an action left out was never tried). "
                 "Insurance: taken when 'take' > 'decline'. Bet: the largest of 'bets' where 'bet' . features > 0, "
-                "else the smallest."
+                "else the smallest; with 'kelly' (fraction F, bankroll B in table units), where v = 'bet' . features "
+                f"> 0, the largest of 'bets' at or below F B v / {ROUND_VARIANCE} (the smallest if none is)."
             ),
             "features": list(FEATURE_NAMES),
             "bets": list(self.bets),
@@ -221,6 +255,7 @@ class LinearModel:
                 for i, natural in enumerate(("no natural", "natural"))
             },
             "play": play,
+            **({"kelly": {"fraction": self.kelly, "bankroll": self.bankroll}} if self.kelly else {}),
         }
 
     @classmethod
@@ -270,7 +305,17 @@ class LinearModel:
             or bets[-1] <= 0
         ):
             raise ValueError(f"bets must increase, be >= 0 and include one above 0, got {list(bets)}")
-        return cls(play, tried, insurance, vector(data["bet"], "bet"), bets, str(data.get("name", "linear")))
+        kelly = data.get("kelly", {"fraction": 0.0, "bankroll": 0.0})
+        return cls(
+            play,
+            tried,
+            insurance,
+            vector(data["bet"], "bet"),
+            bets,
+            str(data.get("name", "linear")),
+            float(kelly["fraction"]),
+            float(kelly["bankroll"]),
+        )
 
     def save(self, path: str | Path) -> None:
         """Write the JSON atomically (a reader never sees half a file)."""

@@ -170,6 +170,62 @@ def test_ridge_solve_is_the_documented_ridge_exactly() -> None:
     assert np.array_equal(tried, n > 0) and np.array_equal(got, want) and not got[::3].any()
 
 
+def _bet_model(value: float, bets: tuple[float, ...], **kelly: float) -> LinearModel:
+    """A model whose round value before the deal is ``value`` at every composition."""
+    nf = len(FEATURE_NAMES)
+    bet = np.zeros(nf)
+    bet[0] = value
+    play = np.zeros((*LinearAgent(RULES).xty.shape[:3], nf))
+    return LinearModel(play, np.zeros(play.shape[:3], np.bool_), np.zeros((2, 2, nf)), bet, bets, **kelly)
+
+
+@pytest.mark.parametrize(
+    ("value", "bets", "ev_max", "kelly"),
+    [
+        (0.03, (1, 2, 4, 8), 8, 8),
+        (0.01, (1, 2, 4, 8), 8, 2),
+        (0.001, (1, 2, 4, 8), 8, 1),
+        (-0.01, (1, 2, 4, 8), 1, 1),
+        (0.001, (0, 1, 2, 4, 8), 8, 0),
+        (-0.01, (0, 1, 8), 0, 0),
+    ],
+)
+def test_kelly_bet_is_the_largest_allowed_at_or_below_its_target(
+    value: float, bets: tuple[float, ...], ev_max: float, kelly: float
+) -> None:
+    """EV-maximising: the largest bet where the value is positive, else the smallest. Kelly with F = 0.5 of
+    B = 1000 units: the largest allowed at or below F B v / 1.3 (11.5, 3.8, 0.38 units here), else the smallest
+    (0 sits the round out)."""
+    from blackjack_env.engine import ST_SIZE
+    from blackjack_env.linear_policy import linear_bet
+
+    st = np.zeros(ST_SIZE, np.int64)
+    assert linear_bet(_bet_model(value, bets).params(RULES), st, True) == ev_max
+    params = _bet_model(value, bets, kelly=0.5, bankroll=1000.0).params(RULES)
+    assert linear_bet(params, st, True) == kelly
+
+
+def test_kelly_settings_are_saved_and_bad_ones_are_one_line(tmp_path: Path) -> None:
+    agent = LinearAgent(RULES, bets=(1, 8), kelly=0.25, bankroll=400.0)
+    agent.save(tmp_path)
+    assert (LinearAgent.load(tmp_path).kelly, LinearAgent.load(tmp_path).bankroll) == (0.25, 400.0)
+    model = LinearModel.load(tmp_path / "linear-model.json")
+    assert (model.kelly, model.bankroll) == (0.25, 400.0) and model.with_bets((1.0, 2.0)).kelly == 0.25
+    assert "kelly" not in LinearAgent(RULES).model().to_dict()
+    for fraction, bankroll in ((1.5, 100.0), (0.5, 0.0), (0.0, 100.0)):
+        with pytest.raises(ValueError, match=r"^a Kelly bet needs a fraction in \(0, 1\] and a bankroll > 0"):
+            LinearAgent(RULES, kelly=fraction, bankroll=bankroll)
+
+
+def test_kelly_options_belong_to_the_composition_learner(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run"
+    argv = ["--env", "shoe", "--algo", "tabular", "--kelly", "0.5", "--bankroll", "100", *ARGV_RULES]
+    assert train_main([*argv, "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--kelly and --bankroll only with --env shoe --algo linear" in err, err
+    assert not out.exists()
+
+
 def _evaluate(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
     assert evaluate_main([*argv, *ARGV_RULES, "--json", "--no-progress"]) == 0
     return json.loads(capsys.readouterr().out)
@@ -218,6 +274,7 @@ def test_bad_model_file_is_one_line(tmp_path: Path, capsys) -> None:
         ),
         (["--set", "penetration=0.75"], "add --env shoe"),
         (["--env", "shoe", "--system", "hilo", "--set", "penetration=0.75"], "--system is not used by --algo linear"),
+        (["--env", "shoe", "--kelly", "0.5", "--set", "penetration=0.75"], "a Kelly bet needs"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, capsys, argv: list[str], says: str) -> None:

@@ -122,6 +122,10 @@ class Args:
     # --env shoe: the policy chunks play with is refreshed every sync_chunks chunks, whatever the
     # backend and worker count (train/backends.py; the default measured in README "Learning to count")
     sync_chunks: int = DEFAULT_SYNC_CHUNKS
+    # --env shoe --algo linear: the exported model bets a Kelly fraction of a bankroll (table units; 0: the
+    # EV-maximising bet; blackjack_env/linear_policy.py linear_bet)
+    kelly: float = 0.0
+    bankroll: float = 0.0
     # MaskablePPO (measured in README "Learning benchmarks": gamma 1, a 256x256 net, entropy bonus)
     n_envs: int = 8
     # rollouts of 8 x 2000 = 16,000 steps, 4x the old 4,096: each update sees more hands of the rare
@@ -235,6 +239,8 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         raise ValueError("--algo linear learns the shoe game (values linear in the unseen cards): add --env shoe")
     if args.algo == "linear" and "system" in given:
         raise ValueError("--system is not used by --algo linear: it sees every value of the unseen cards, not a count")
+    if args.algo != "linear" and ("kelly" in given or "bankroll" in given):
+        raise ValueError("--kelly and --bankroll only with --env shoe --algo linear (the composition model's bet)")
     if args.env == "round":
         shoe_only = [f"--{k}" for k in ("system", "bets", "spread", "seats", "seat") if k in given]
         if shoe_only:

@@ -31,6 +31,8 @@ def _agent(args: Any, rules: Rules) -> Any:
         epsilon=args.epsilon,
         seed=args.seed,
         chunk_rounds=args.chunk_steps,
+        kelly=args.kelly,
+        bankroll=args.bankroll,
     )
 
 
