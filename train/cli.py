@@ -4,12 +4,15 @@
     blackjack-train --algo ppo --rules vegas-strip --set decks=2 --steps 2e6 --eval-every 1e5 --out runs/ppo
     blackjack-train --out runs/ppo --resume --steps 4e6       # continue a run (its saved config)
     blackjack-train --env shoe --system hilo --bets 1,2,4,8 --seats 3 --set penetration=0.75 --out runs/count
+    blackjack-train --env shoe --algo linear --set penetration=0.75 --backend ray --workers 2 --out runs/linear
     blackjack-train --env shoe --algo linear --bets 1,2,4,8 --seats 3 --seat all --set penetration=0.75 --out runs/lin
     blackjack-train --env shoe --algo ppo --system composition --bets 1,2,4,8 --set penetration=0.75 --out runs/shoe-ppo
 
 ``--env shoe`` learns the shoe game (the count-table learner, ``train/shoe.py``): its steps are
 rounds, and the run directory holds the learned counting strategy (``counting-strategy.json``),
-which ``blackjack-evaluate --policy DIR`` plays. ``--env shoe --algo linear`` is the composition learner
+which ``blackjack-evaluate --policy DIR`` plays. Its chunks can run on local processes or on Ray
+(``--backend local|ray --workers K``, ``train/backends.py``), the same run for any K.
+``--env shoe --algo linear`` is the composition learner
 (``train/linear.py``: values linear in the unseen cards, ``linear-model.json``; it takes no ``--system``).
 ``--env shoe --algo ppo`` trains MaskablePPO on
 BlackjackShoe-v0 instead, its bets included (``train/shoe_ppo.py``: ``--system hilo|composition`` is what it
