@@ -6,6 +6,12 @@ across backends, also from inside a refresh period (a Ctrl-C keeps only merged c
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +71,29 @@ def test_resume_across_backends_from_inside_a_refresh_period(tmp_path: Path, loc
     assert train_main(["--out", str(parts), "--resume", "--steps", STEPS, "--workers", "2", "--no-progress"]) == 0
     _same_stats(whole, parts, "tabular")
     assert (whole / "counting-strategy.json").read_text() == (parts / "counting-strategy.json").read_text()
+
+
+def test_ctrl_c_on_ray_keeps_a_checkpoint_that_resumes_locally(tmp_path: Path) -> None:
+    """Ctrl-C as a terminal sends it (to the whole process group, Ray's processes included): exit 130,
+    a checkpoint of merged chunks, and the run continues with --resume in one process."""
+    pytest.importorskip("ray")
+    run = tmp_path / "run"
+    command = [sys.executable, "-m", "blackjack_env.train", *COMMON, "--steps", "1e10", "--eval-every", "6000"]
+    command += ["--backend", "ray", "--workers", "2", "--out", str(run)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (run / "state.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    state = json.loads((run / "state.json").read_text())
+    with np.load(run / "count_table.npz") as stats:
+        assert int(stats["counters"][0]) == state["steps"] == 3000 * int(stats["counters"][1]) > 0
+    more = str(state["steps"] + 3000)
+    assert train_main(["--out", str(run), "--resume", "--steps", more, "--backend", "local", "--no-progress"]) == 0
+    assert json.loads((run / "state.json").read_text())["steps"] == int(more)
 
 
 def _agent() -> CountTableAgent:
