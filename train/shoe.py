@@ -31,26 +31,8 @@ from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy, Table
 from blackjack_env.strategy import StrategyTable
+from blackjack_env.train_columns import SHOE_COLUMNS
 
-SHOE_COLUMNS = (
-    "step",
-    "ev",
-    "ev_hilo",
-    "ev_basic",
-    "gain_vs_hilo",
-    "gain_vs_hilo_low",
-    "gain_vs_hilo_high",
-    "gain_vs_basic",
-    "gain_vs_basic_low",
-    "gain_vs_basic_high",
-    "flat_gain",
-    "flat_gain_low",
-    "flat_gain_high",
-    "flat_gain_hilo",
-    "deviations",
-    "max_bet_from",
-    "wall_s",
-)
 #: The Hi-Lo baseline with the EV-maximising ramp, written into the run directory.
 HILO_FILE = "hilo-i18-fab4-ev-max.json"
 #: The calibration run of the Hi-Lo baseline's bets is this many times --eval-rounds.

@@ -35,6 +35,7 @@ from blackjack_env.counting import SYSTEMS, VALUE_WEIGHTS, VALUES, CountingStrat
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
+from blackjack_env.train_columns import CURVE_COLUMNS
 
 from ..options import CliError
 from ..policies import COUNTING_FILE, LINEAR_FILE
@@ -43,24 +44,6 @@ if TYPE_CHECKING:
     from blackjack_env.linear_policy import LinearModel
 
 METRICS_FILE = "metrics.csv"
-#: The columns a shoe run's metrics.csv must have for the learning curve (``train/shoe.py``).
-CURVE_COLUMNS = (
-    "step",
-    "ev",
-    "ev_hilo",
-    "ev_basic",
-    "gain_vs_hilo",
-    "gain_vs_hilo_low",
-    "gain_vs_hilo_high",
-    "gain_vs_basic",
-    "gain_vs_basic_low",
-    "gain_vs_basic_high",
-    "flat_gain",
-    "flat_gain_low",
-    "flat_gain_high",
-    "flat_gain_hilo",
-    "wall_s",
-)
 #: The ceiling columns of a run trained with ``--ceiling`` (may be NaN: a ceiling of 0 gain): the
 #: flat-bet share of the ceiling and the share with its bets (``train/ceiling.py``).
 SHARE_COLUMNS = ("flat_share", "flat_share_low", "flat_share_high", "bets_share", "bets_share_low", "bets_share_high")
