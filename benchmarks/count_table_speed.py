@@ -17,30 +17,22 @@ import argparse
 import os
 import time
 
-from blackjack_env.agents.count_table import CountTableAgent
-from blackjack_env.agents.linear import LinearAgent
-from blackjack_env.counting import system
+from shoe_learners import add_learner_options, benchmark_learner
+
 from blackjack_env.evaluate.runner import simulate
-from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, Table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--learner", choices=("count-table", "linear"), default="count-table")
-    parser.add_argument("--seat", choices=("0", "all"), default="0", help="the learner's seat, or every seat")
+    add_learner_options(parser)
     parser.add_argument("--repeats", type=int, default=3, help="repetitions (each: learn, then simulate)")
     parser.add_argument(
         "--skip", type=int, default=0, help="chunks learned before the timing starts (a run's later, trained speed)"
     )
     args = parser.parse_args()
-    rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
-    seat = -1 if args.seat == "all" else 0
-    agent: CountTableAgent | LinearAgent
-    if args.learner == "linear":
-        agent = LinearAgent(rules, bets=(1, 2, 4, 8), seats=3, seat=seat, chunk_rounds=1 << 18)
-    else:
-        agent = CountTableAgent(rules, system("hilo"), bets=(1, 2, 4, 8), seats=3, seat=seat, chunk_rounds=1 << 18)
+    agent = benchmark_learner(args.learner, args.seat)
+    rules = agent.rules
     basic = Policy.from_table(agent.basic_table())
     table = Table(3, 0, basic)
     for _ in range(1 + args.skip):  # compile (or load) both kernels before timing

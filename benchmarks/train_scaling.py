@@ -26,10 +26,8 @@ import time
 from multiprocessing import Pool
 from typing import Any
 
-from blackjack_env.agents.count_table import CountTableAgent
-from blackjack_env.agents.linear import LinearAgent
-from blackjack_env.counting import system
-from blackjack_env.rules import Rules
+from shoe_learners import add_learner_options, benchmark_learner
+
 from blackjack_env.train.backends import DEFAULT_SYNC_CHUNKS, ChunkRunner, SerialBackend, make_backend, warm_up
 
 
@@ -82,8 +80,7 @@ def timed_run(agent: Any, backend: Any, sync_chunks: int, periods: int) -> dict[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--learner", choices=("count-table", "linear"), default="count-table")
-    parser.add_argument("--seat", choices=("0", "all"), default="0", help="the learner's seat, or every seat")
+    add_learner_options(parser)
     parser.add_argument("--backend", choices=("ray", "local"), default="ray")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--periods", type=int, default=2, help="refresh periods per timed run")
@@ -91,13 +88,7 @@ def main() -> None:
     parser.add_argument("--control-s", type=float, default=3.0, help="seconds of each control loop run")
     parser.add_argument("--json", default="", help="also write every figure here")
     args = parser.parse_args()
-    rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
-    seat = -1 if args.seat == "all" else 0
-    agent: CountTableAgent | LinearAgent
-    if args.learner == "linear":
-        agent = LinearAgent(rules, bets=(1, 2, 4, 8), seats=3, seat=seat, chunk_rounds=1 << 18)
-    else:
-        agent = CountTableAgent(rules, system("hilo"), bets=(1, 2, 4, 8), seats=3, seat=seat, chunk_rounds=1 << 18)
+    agent = benchmark_learner(args.learner, args.seat)
     g = args.sync_chunks
     report: dict[str, Any] = {"args": vars(args), "cpus": os.cpu_count()}
     report["driver_warm_up_s"] = warm_up(agent)  # compile, or load numba's cache
