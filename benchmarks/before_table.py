@@ -19,14 +19,10 @@ figures on shared machines are noise; the ratio is the figure to compare.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
-from worktree import ROOT, checked_out
+from worktree import ROOT, checked_out, run_fresh
 
 #: The last commit before the table (seats, shoes, bets) came into the engine.
 BEFORE_TABLE = "8ba1894"
@@ -60,16 +56,7 @@ PAD_STEP = 1543
 
 def rate(tree: Path, rounds: int, rules: str, workload: str = "flat", pad: int = 0) -> float:
     """Rounds per second of one fresh process over ``tree``'s code, its environment ``pad`` bytes larger."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "BEFORE_TABLE_PAD": "x" * pad}
-    done = subprocess.run(
-        [sys.executable, "-c", RUN, str(rounds), rules, workload],
-        cwd=tempfile.gettempdir(),
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return float(done.stdout.split()[-1])
+    return float(run_fresh(tree, ["-c", RUN, str(rounds), rules, workload], {"BEFORE_TABLE_PAD": "x" * pad}))
 
 
 def main() -> None:

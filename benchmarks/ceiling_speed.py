@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from worktree import ROOT, checked_out
+from worktree import ROOT, checked_out, run_fresh
 
 GAME = {"decks": 6, "hit_soft_17": True, "double_after_split": True, "split_to": 4, "surrender": "late",
         "penetration": 0.75}  # fmt: skip
@@ -68,15 +66,7 @@ def measure(shoes: np.ndarray) -> dict[str, list]:
 
 def run_tree(tree: Path, shoes: Path) -> dict[str, list]:
     """One fresh process analysing the shoes with ``tree``'s code (its blackjack_env first on the path)."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--measure", str(shoes)],
-        cwd=tempfile.gettempdir(),
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout.splitlines()[-1])
+    return json.loads(run_fresh(tree, [__file__, "--measure", str(shoes)]))
 
 
 def compare(args: argparse.Namespace) -> None:

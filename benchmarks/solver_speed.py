@@ -20,14 +20,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from worktree import ROOT, checked_out
+from worktree import ROOT, checked_out, run_fresh
 
 
 def timed(label: str, fn: Callable[[], float], seconds: dict[str, float], quiet: bool) -> None:
@@ -68,15 +66,7 @@ def measure(rules_name: str, decks: int, quiet: bool = False) -> dict[str, float
 
 def run_tree(tree: Path, args: argparse.Namespace) -> dict[str, float]:
     """One fresh process timing ``tree``'s code (its blackjack_env first on the path)."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--rules", args.rules, "--decks", str(args.decks), "--json"],
-        cwd=tempfile.gettempdir(),
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout.splitlines()[-1])
+    return json.loads(run_fresh(tree, [__file__, "--rules", args.rules, "--decks", str(args.decks), "--json"]))
 
 
 def compare(args: argparse.Namespace) -> None:

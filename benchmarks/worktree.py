@@ -1,10 +1,12 @@
 """An earlier commit's code in a temporary git worktree, for benchmarks that time two trees alternately.
 
-Shared by before_table.py and solver_speed.py (run as scripts, so this folder is on ``sys.path``).
+Shared by before_table.py, solver_speed.py and ceiling_speed.py (run as scripts, so this folder is on
+``sys.path``), with the one way they run a tree's code in a fresh process.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -34,3 +36,18 @@ def checked_out(revision: str, prog: str) -> Iterator[Path]:
             yield tree
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
+
+
+def run_fresh(tree: Path, argv: list[str], env: dict[str, str] | None = None) -> str:
+    """``python argv`` in one fresh process on ``tree``'s code (its blackjack_env first on the path, run
+    outside this checkout, ``env`` added to the environment), so each timing gets its own imports and
+    numba state; the last line it printed."""
+    done = subprocess.run(
+        [sys.executable, *argv],
+        cwd=tempfile.gettempdir(),
+        env={**os.environ, "PYTHONPATH": str(tree), **(env or {})},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.splitlines()[-1]
