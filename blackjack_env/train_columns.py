@@ -2,10 +2,16 @@
 
 The trainer (``train/shoe.py``) writes them and the report's learner pages (``evaluate/report/learner.py``)
 read them; they live here, beside neither, so the two cannot drift apart and the report need not import
-the trainer.
+the trainer (the PPO run's columns, in ``train/shoe_ppo.py``, take their CI names from ``with_ci``).
 """
 
 from __future__ import annotations
+
+
+def with_ci(name: str) -> tuple[str, str, str]:
+    """A figure's column and its 95% CI's: ``name``, ``name_low``, ``name_high``."""
+    return name, f"{name}_low", f"{name}_high"
+
 
 #: The evaluation's EVs and paired gains (each with its 95% CI), in the order metrics.csv holds them.
 GAIN_COLUMNS = (
@@ -13,15 +19,9 @@ GAIN_COLUMNS = (
     "ev",
     "ev_hilo",
     "ev_basic",
-    "gain_vs_hilo",
-    "gain_vs_hilo_low",
-    "gain_vs_hilo_high",
-    "gain_vs_basic",
-    "gain_vs_basic_low",
-    "gain_vs_basic_high",
-    "flat_gain",
-    "flat_gain_low",
-    "flat_gain_high",
+    *with_ci("gain_vs_hilo"),
+    *with_ci("gain_vs_basic"),
+    *with_ci("flat_gain"),
     "flat_gain_hilo",
 )
 #: Every column a shoe run writes (``--ceiling`` appends ``train/ceiling.py``'s ``CEILING_COLUMNS``).

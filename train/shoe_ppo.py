@@ -26,6 +26,7 @@ import numpy as np
 from blackjack_env import engine as E
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy, Table
+from blackjack_env.train_columns import with_ci
 
 from .cli import PPOTrainer
 from .shoe import bets_of, hilo_ev_max, seat_of
@@ -37,15 +38,9 @@ PPO_SHOE_COLUMNS = (
     "ev",
     "ev_basic",
     "ev_hilo",
-    "gain_vs_basic",
-    "gain_vs_basic_low",
-    "gain_vs_basic_high",
-    "flat_gain",
-    "flat_gain_low",
-    "flat_gain_high",
-    "gain_vs_hilo",
-    "gain_vs_hilo_low",
-    "gain_vs_hilo_high",
+    *with_ci("gain_vs_basic"),
+    *with_ci("flat_gain"),
+    *with_ci("gain_vs_hilo"),
     "avg_bet",
     "rounds",
     "wall_s",
