@@ -12,15 +12,16 @@ import math
 import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NoReturn
 
 from blackjack_env.engine import MAX_SEATS
-from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
+from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules, field_names
 from blackjack_env.simulate import Policy, Table
 from blackjack_env.solver.ceiling import STRATA as CEILING_STRATA
 
 from . import runner
-from .policies import POLICY_CHOICES, basic_strategy_table
+from .policies import POLICY_CHOICES, basic_strategy_table, run_rules
 from .runner import RunOutcome, default_workers
 
 #: What a first compile of a simulation kernel takes on a 2-core machine, cold caches (8 s measured
@@ -73,12 +74,14 @@ def positive_int(text: str) -> int:
     return value
 
 
-def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
-    """--rules PRESET and repeated --set key=value (shared by every command)."""
+def add_rules_arguments(parser: argparse.ArgumentParser, run_default: bool = False) -> None:
+    """--rules PRESET and repeated --set key=value (shared by every command). ``run_default``: a learner
+    run given as --policy plays in its own game unless --rules/--set are given (``policy_rules``)."""
+    default = f"the game a learner run given as --policy was trained in, else {DEFAULT_PRESET}"
     parser.add_argument(
         "--rules",
-        default=DEFAULT_PRESET,
-        help=f"rules preset (default {DEFAULT_PRESET}); one of: {', '.join(PRESETS)}",
+        default=None if run_default else DEFAULT_PRESET,
+        help=f"rules preset (default {default if run_default else DEFAULT_PRESET}); one of: {', '.join(PRESETS)}",
     )
     parser.add_argument(
         "--set",
@@ -91,7 +94,30 @@ def add_rules_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def rules_from_args(args: argparse.Namespace) -> Rules:
-    return Rules.preset(args.rules).with_settings(args.settings)
+    return Rules.preset(args.rules or DEFAULT_PRESET).with_settings(args.settings)
+
+
+def policy_rules(args: argparse.Namespace) -> tuple[Rules, Path | None]:
+    """The game ``--policy`` is played in, and the run's file it came from: a shoe learner's run plays in
+    the game it was trained in (``run_rules``) where --rules and --set are left out, and given ones must
+    be that game (else a CliError naming both); any other policy, or a run whose folder keeps no rules,
+    plays the game --rules/--set give (None)."""
+    given = rules_from_args(args)
+    run = run_rules(args.policy)
+    if run is None:
+        return given, None
+    rules, source = run
+    if (args.rules is not None or args.settings) and given != rules:
+        differ = [name for name in field_names() if getattr(given, name) != getattr(rules, name)]
+
+        def fields(r: Rules) -> str:
+            return ", ".join(f"{name}={getattr(r, name)}" for name in differ)
+
+        raise CliError(
+            f"--policy {args.policy} was trained in {rules.describe()} ({fields(rules)}; {source}), but --rules/--set "
+            f"give {given.describe()} ({fields(given)}): leave them out to play the run's own game"
+        )
+    return rules, source
 
 
 def table_from_args(args: argparse.Namespace, rules: Rules) -> Table:
@@ -104,13 +130,14 @@ def table_from_args(args: argparse.Namespace, rules: Rules) -> Table:
     return Table(args.seats, args.seat, others)
 
 
-def add_simulation_arguments(parser: argparse.ArgumentParser, policy: bool = True) -> None:
+def add_simulation_arguments(parser: argparse.ArgumentParser, policy: bool = True, run_default: bool = False) -> None:
     """--policy, --rules, --set, --rounds, --seed, --seats, --seat, --spread, --bankroll and --workers
     (shared by evaluate, report and sweep); ``policy=False`` leaves out --policy and --spread, for
-    ``sweep``, which takes lists of strategies and spreads instead."""
+    ``sweep``, which takes lists of strategies and spreads instead; ``run_default``: --rules defaults to a
+    learner run's own game (``policy_rules``)."""
     if policy:
         parser.add_argument("--policy", default="basic", help=f"{POLICY_CHOICES} (default basic)")
-    add_rules_arguments(parser)
+    add_rules_arguments(parser, run_default)
     parser.add_argument("--rounds", type=parse_rounds, default=10_000_000, help="rounds to play (e.g. 1e8)")
     parser.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same result")
     parser.add_argument(

@@ -26,6 +26,8 @@ TABLE_FILE = "strategy.json"
 COUNTING_FILE = "counting-strategy.json"
 #: File name of the composition model in a ``blackjack-train --env shoe --algo linear`` run directory.
 LINEAR_FILE = "linear-model.json"
+#: File name of the game a ``blackjack-train`` run was trained in, in its run directory.
+RULES_FILE = "rules.json"
 
 
 def basic_strategy_table(rules: Rules) -> StrategyTable:
@@ -90,6 +92,36 @@ def is_counting(spec: str, rules: Rules) -> bool:
         return _linear_model(spec) is not None or _counting_strategy(spec, rules) is not None
     except ValueError:
         return True
+
+
+def learner_run(spec: str) -> Path | None:
+    """The training run folder of a shoe learner named by ``--policy spec``: a folder holding a count-table
+    run's COUNTING_FILE or a composition run's LINEAR_FILE, or the folder of a composition model's file;
+    else None."""
+    path = Path(spec)
+    if path.is_dir():
+        return path if (path / COUNTING_FILE).is_file() or (path / LINEAR_FILE).is_file() else None
+    return path.parent if _linear_model(spec) is not None else None
+
+
+def run_rules(spec: str) -> tuple[Rules, Path] | None:
+    """The game a shoe learner's run (``learner_run``) was trained in and the file that says so: its
+    RULES_FILE, else the "rules" of its AGENT_FILE; None where ``spec`` names no learner's run or its
+    folder keeps neither. (What a run learned is its own game's: played in another, its pages would set it
+    beside that game's basic strategy and indices.)"""
+    folder = learner_run(spec)
+    if folder is None:
+        return None
+    for name in (RULES_FILE, AGENT_FILE):
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text())
+            return Rules.from_dict(data if name == RULES_FILE else data["rules"]), path
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"{path}: not the rules of a training run ({error})") from None
+    return None
 
 
 def _linear_model(spec: str) -> LinearModel | None:

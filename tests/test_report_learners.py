@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import html
+import itertools
 import json
 import math
 import shutil
@@ -21,6 +22,7 @@ import pytest
 from test_report import assert_images, texts
 
 from blackjack_env.counting import system
+from blackjack_env.evaluate.policies import run_rules
 from blackjack_env.evaluate.report import fmt_ev, fmt_optional, fmt_per_100, fmt_share, main
 from blackjack_env.evaluate.report import learner as learner_module
 from blackjack_env.evaluate.report.learner import (
@@ -29,6 +31,7 @@ from blackjack_env.evaluate.report.learner import (
     correlation,
     implied_slope,
 )
+from blackjack_env.rules import Rules
 from blackjack_env.train.ceiling import CEILING_COLUMNS, CEILING_FILE
 from blackjack_env.train.cli import main as train_main
 
@@ -231,6 +234,81 @@ def test_a_learner_run_with_a_broken_curve_is_one_line(
     assert main(["--policy", str(broken), *GAME, "--rounds", "1000", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "missing column(s)" in err, err
+    assert not out.exists()
+
+
+# ----------------------------------------------------------------------------- the run's game
+def test_a_learner_run_is_reported_in_its_own_game(count_run: Path, tmp_path: Path) -> None:
+    """Without --rules/--set the report plays the game the run was trained in (2 decks, not the default
+    6), and says which file gave it; a --set alone that gives that game is taken too."""
+    game = json.loads((count_run / "rules.json").read_text())
+    assert game["decks"] == 2 and game != Rules().to_dict()
+    for given in ([], ["--set", "decks=2", "--set", "penetration=0.75"]):
+        out = tmp_path / f"rep{len(given)}"
+        argv = ["--policy", str(count_run), *given, "--rounds", "20000", "--workers", "1", "--out", str(out)]
+        assert main(argv) == 0
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["rules"] == game
+        assert summary["learner"]["rules_source"] == str(count_run / "rules.json")
+        assert str(count_run / "rules.json") in texts(out)[0]
+
+
+def test_the_runs_game_is_read_from_agent_json_where_rules_json_is_missing(linear_run: Path, tmp_path: Path) -> None:
+    """A composition run's folder, or its model file alone, without rules.json: agent.json's rules; with
+    neither, no game (the report then plays the given one and says so)."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for name in ("linear-model.json", "agent.json"):
+        shutil.copy(linear_run / name, folder / name)
+    game = Rules.from_dict(json.loads((linear_run / "rules.json").read_text()))
+    assert run_rules(str(folder)) == (game, folder / "agent.json")
+    assert run_rules(str(folder / "linear-model.json")) == (game, folder / "agent.json")
+    (folder / "agent.json").unlink()
+    assert run_rules(str(folder)) is None
+    assert run_rules("basic") is None and run_rules(str(linear_run / "hilo-i18-fab4-ev-max.json")) is None
+
+
+@pytest.mark.parametrize(
+    ("policy", "given", "differ"),
+    [
+        ("count", ["--rules", "ultimatebet", "--set", "penetration=0.75"], ("decks=2", "decks=6")),
+        ("count", ["--set", "decks=2"], ("penetration=0.75", "penetration=0.0")),
+        ("linear-model.json", [*GAME, "--set", "hit_soft_17=no"], ("hit_soft_17=True", "hit_soft_17=False")),
+    ],
+)
+def test_rules_other_than_the_runs_are_one_line_exit_2_nothing_written(
+    count_run: Path,
+    linear_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    policy: str,
+    given: list[str],
+    differ: tuple[str, str],
+) -> None:
+    """The run's game and the given one, both named (the fields that differ, the run's file); no report."""
+    spec = count_run if policy == "count" else linear_run / policy
+    run_game = Rules.from_dict(json.loads((spec if spec.is_dir() else spec.parent).joinpath("rules.json").read_text()))
+    given_game = Rules.preset(given[1] if given[0] == "--rules" else "ultimatebet").with_settings(
+        [v for k, v in itertools.pairwise(given) if k == "--set"]
+    )
+    out = tmp_path / "rep"
+    assert main(["--policy", str(spec), *given, "--rounds", "1000", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "was trained in" in err and run_game.describe() in err and given_game.describe() in err, err
+    assert all(text in err for text in differ) and "rules.json" in err, err
+    assert not out.exists()
+
+
+def test_a_broken_rules_file_is_one_line(count_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    shutil.copy(count_run / "counting-strategy.json", folder)
+    (folder / "rules.json").write_text('{"decks": "many"}')
+    out = tmp_path / "rep"
+    assert main(["--policy", str(folder), "--rounds", "1000", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "rules.json: not the rules of a training run" in err, err
     assert not out.exists()
 
 

@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Simulate a policy and write report.html, report.md, PNG figures and summary.json.",
     )
-    add_simulation_arguments(parser)
+    add_simulation_arguments(parser, run_default=True)
     add_backend_arguments(parser)
     add_ceiling_arguments(
         parser,

@@ -38,7 +38,7 @@ from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTabl
 from blackjack_env.train_columns import CURVE_COLUMNS
 
 from ..options import CliError
-from ..policies import COUNTING_FILE, LINEAR_FILE
+from ..policies import AGENT_FILE, COUNTING_FILE, LINEAR_FILE, RULES_FILE
 
 if TYPE_CHECKING:
     from blackjack_env.linear_policy import LinearModel
@@ -73,6 +73,7 @@ class Learner:
     width: float = 1.0  # an index within this of the other agrees
     count_tags: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    rules_source: str | None = None  # the run's file the game was taken from (None: its folder keeps none)
 
     @property
     def title(self) -> str:
@@ -121,6 +122,7 @@ class Learner:
             "agreement_width": self.width,
             "learned_count": self.count_tags,
             "notes": self.notes,
+            "rules_source": self.rules_source,
         }
 
 
@@ -144,11 +146,19 @@ def learner_kind(spec: str, policy: Policy) -> str | None:
     return None
 
 
-def build_learner(spec: str, kind: str, rules: Rules, policy: Policy, basic: StrategyTable) -> Learner:
-    """The learner's pages for ``--policy spec`` (see the module docstring)."""
+def build_learner(
+    spec: str, kind: str, rules: Rules, policy: Policy, basic: StrategyTable, rules_source: Path | None = None
+) -> Learner:
+    """The learner's pages for ``--policy spec`` (see the module docstring), played in ``rules``: the run's
+    own game, read from ``rules_source`` (``policy_rules``), or where its folder keeps none the game given."""
     path = Path(spec)
     folder = path if path.is_dir() else path.parent
     notes: list[str] = []
+    if rules_source is None:
+        notes.append(
+            f"{folder} keeps no {RULES_FILE} or {AGENT_FILE}: the run is played in the game --rules/--set give "
+            f"({rules.describe()}), which may not be the one it learned in."
+        )
     curve = None
     metrics = folder / METRICS_FILE
     if path.is_dir() and metrics.is_file():
@@ -164,6 +174,7 @@ def build_learner(spec: str, kind: str, rules: Rules, policy: Policy, basic: Str
         model = LinearModel.load(path / LINEAR_FILE if path.is_dir() else path)
         learner = _composition(model, rules, basic, curve, notes)
     learner.source = str(path)
+    learner.rules_source = None if rules_source is None else str(rules_source)
     return learner
 
 

@@ -29,7 +29,7 @@ from ..options import (
     ceiling_bets,
     game_ceiling,
     note_compile,
-    rules_from_args,
+    policy_rules,
     table_from_args,
 )
 from ..policies import load_policy
@@ -401,7 +401,7 @@ def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy, table: Ta
 
 def build_report(args: argparse.Namespace) -> Report:
     """Simulate, analyse and collect every number of the report."""
-    rules = rules_from_args(args)
+    rules, rules_source = policy_rules(args)
     table = table_from_args(args, rules)
     if args.ceiling:
         check_ceiling(args, rules)
@@ -433,7 +433,7 @@ def build_report(args: argparse.Namespace) -> Report:
         report.counting = Counting.of(policy, a, args)
         if kind is not None:
             assert policy.table is not None
-            report.learner = build_learner(args.policy, kind, rules, policy, policy.table)
+            report.learner = build_learner(args.policy, kind, rules, policy, policy.table, rules_source)
             report.notes += report.learner.notes
         report.notes.append(
             "Basic strategy plays a flat bet of one unit on the counter's very cards, so the paired gap is "
