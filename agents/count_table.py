@@ -5,27 +5,37 @@ seat or in every seat) from nothing: no basic strategy and no index table is giv
 learns, per count bucket of a counting system (``count_policy``'s running or true count, taken as
 the counting strategies take it):
 
-* an action value per (bucket, strategy-table cell, action), the count taken at the decision;
-* an insurance value per (bucket, holding a natural, take or not);
+* per (bucket, strategy-table cell) the difference in value of every pair of play actions, the
+  count taken at the decision;
+* per (bucket, holding a natural) the value of taking insurance (or even money) over not;
 * the round's value per unit bet before the deal, the count taken before the round's first card.
 
-Algorithm: every-visit Monte Carlo control with weighted importance sampling, as
-:mod:`blackjack_env.agents.tabular` (epsilon-greedy behaviour, returns credited from the last
-exploratory decision on), but with statistics that add: per entry the summed weights, weighted
-returns and weighted squared returns. A chunk of rounds plays with the policy greedy in the values
-of the statistics before it (frozen for the chunk) and returns its own sums, which are then added:
-so chunks seeded by their index merge exactly in chunk order, a resumed run equals an uninterrupted
-one, and a chunk could be played anywhere (another process, a Ray task) from the same inputs.
+Estimator: paired rollouts (Monte Carlo policy iteration with common random numbers). The seats
+play greedily in the policy of the statistics so far; at each of the learner's decisions the
+compiled engine copies the table and finishes the round once for every other legal answer, the
+frozen policy playing on (:func:`_rollout`). The copy keeps the shoe's random stream, so every
+answer meets the same unseen cards as the real play after the decision: the differences v_a - v_c
+between two answers of one decision carry none of the noise the answers share (the dealer's
+draws, the other hands), and every legal answer is measured at every decision with no exploration
+and no importance weights. Epsilon-greedy Monte Carlo control (the learner before this one)
+measured a non-greedy answer at about one decision in 40, unpaired: two minutes of this estimator
+on one core exported a better Hi-Lo table than 30 minutes of that one on two (README). A rollout
+costs part of a round, and an answer the policy finds far from the best (``NEAR``) is rolled out at one decision in
+``FAR_EVERY``. Statistics are sums per entry (count, summed and squared differences): a chunk of
+rounds plays with the policy frozen and returns its own sums, which are then added, so chunks
+seeded by their index merge exactly in chunk order, a resumed run equals an uninterrupted one, and
+a chunk could be played anywhere (another process, a Ray task) from the same inputs. Since a
+value depends on the policy playing on after the decision, which starts from nothing, older
+chunks weigh less as the run grows (``FORGET``).
 
-The values it is greedy in (:func:`fitted_values`): per (cell, action) the difference of the
-action's mean return from that of the cell's count-free best action, fitted over the buckets by
-weighted least squares as a line in the count (``DEGREE``; a prior keeps the slope of a barely
-seen action near 0). A deviation's gain moves smoothly with the count, so the line pools every
-bucket's data into two parameters where one mean per bucket spent them on noise: a rare bucket
-plays from the line its neighbours fit, and the export reads its indices from the same lines
-(where "yes" and "no" cross), so what the learner plays by is what it exports. The round's value
-before the deal is estimated from rounds in which the seat made no exploratory choice, weighted
-by the chance the greedy policy had of being followed, i.e. the greedy policy's value.
+The policy (:meth:`CountTableAgent.policy`): per pair and cell the paired differences' bucket
+means are fitted by weighted least squares as a line in the count (:func:`fit_curves`; a prior
+keeps a barely measured slope near 0). A deviation's gain moves smoothly with the count, so the
+line pools every bucket's data into two parameters: a rare bucket plays from the line its
+neighbours fit. The cell's questions are then answered in the counting format's order
+(:func:`greedy_answers`: stand or hit, double, split, surrender), each against the answer the
+others give, and the export reads its indices from the same lines (where they cross 0), so what
+the learner plays by is what it exports, up to the export's significance test.
 
 Count buckets, by a stated rule (:func:`bucket_spec`): a balanced system's bucket width is its
 tags' per-card standard deviation over Hi-Lo's (Hi-Lo: one whole true count, floored as the
@@ -36,7 +46,7 @@ standard deviations of the count at the cut card either side of where it starts,
 The export (:meth:`CountTableAgent.to_strategy`) is a counting strategy: the system, the ramp that
 maximises the learned EV (each bucket bets the allowed bet with the highest bet x learned value per
 unit bet: the largest where it is positive, the smallest where negative, the smallest in a bucket
-with fewer than ``MIN_BUCKET_ROUNDS`` greedy rounds), and the learned deviations as index entries
+with fewer than ``MIN_BUCKET_ROUNDS`` rounds), and the learned deviations as index entries
 (see :func:`fit_question`). The simulator plays it exactly as ``blackjack-evaluate`` does.
 """
 
@@ -60,7 +70,7 @@ from blackjack_env.rules import Rules
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, table_cell, up_label
 from blackjack_env.table import EVERY_SEAT, POLICY_TABLE, play_until
 
-from .tabular import MAX_DECISIONS, _epsilon_greedy, _greedy
+from .tabular import MAX_DECISIONS
 
 STATS_FILE = "count_table.npz"
 STRATEGY_FILE = "counting-strategy.json"
@@ -74,14 +84,36 @@ MIN_BUCKET_ROUNDS = 1000
 #: Standard errors by which a learned deviation's fitted gain over basic strategy's answer must be
 #: positive to be exported (see CountTableAgent.deviations: one test per question).
 Z_EXPORT = 2.0
-#: The least variance a return is assumed to have (a round's result varies by about 1.3 units^2).
-VAR_FLOOR = 1.0
+#: The least variance a paired difference is assumed to have (a few equal differences are not
+#: taken as certain; insurance's, the smallest that matters, is about 0.4).
+VAR_FLOOR = 0.25
 #: Hi-Lo's tags' per-card standard deviation: the unit of the bucket widths.
 _HILO_SD = math.sqrt(10.0 / 13.0)
 # statistics per entry: summed weight, weighted return, weighted squared return
 W, WR, WRR = 0, 1, 2
-# chunk totals: rounds, summed learner-seat results, learner decisions
-T_ROUNDS, T_SUM, T_DECISIONS = 0, 1, 2
+# chunk totals: rounds, summed learner-seat results, learner decisions, rolled-out answers
+T_ROUNDS, T_SUM, T_DECISIONS, T_ROLLOUTS = 0, 1, 2, 3
+#: The pairs (a, c), a < c, of play actions whose paired differences v_a - v_c are kept per cell.
+PAIRS = tuple(itertools.combinations(range(N_PLAY), 2))
+N_PAIRS = len(PAIRS)
+PAIR_FIRST = np.array([a for a, _ in PAIRS], np.int64)
+PAIR_SECOND = np.array([c for _, c in PAIRS], np.int64)
+PAIR_ID = np.full((N_PLAY, N_PLAY), -1, np.int64)
+for _i, (_a, _c) in enumerate(PAIRS):
+    PAIR_ID[_a, _c] = _i
+#: Before merging chunk 2^k (k >= 1) the statistics so far are scaled by this: the values of a
+#: decision depend on the policy that plays on after it, which is poor in the first chunks (it
+#: starts from nothing), so older chunks weigh less: a chunk's weight halves each time the run
+#: doubles (the last half of a run weighs 1, the quarter before 1/2, ...: about 78% of the
+#: plain average's effective rounds, while the first 16 chunks of a 512-chunk run weigh 1/32).
+FORGET = 0.5
+#: An answer whose fitted value in a bucket and cell is more than NEAR below the greedy answer's is
+#: far: no count in reach makes it best (a strong deviation gains about 0.01-0.03 per true count).
+NEAR = 0.15
+#: A far answer is rolled out at one decision in FAR_EVERY (a near one at every decision).
+FAR_EVERY = 8
+#: What agent.json says the statistics are (a run of another estimator is refused on load).
+ESTIMATOR = "paired-rollouts"
 
 
 @dataclass(frozen=True)
@@ -145,37 +177,79 @@ def _bucket(spec, count):
     return min(max(b, 0), n - 1)
 
 
-@njit(cache=True, _nrt=False)
-def _credit(seat, reward, trace, prob, depth, cut, stats, ins_stats):
-    """Weighted importance sampling, newest decision first (see agents.tabular): a decision's
-    weight is 1 / (behaviour's chance) of every greedy choice made after it."""
-    weight = 1.0
-    for d in range(depth - 1, cut - 1, -1):
-        b = trace[seat, d, 0]
-        row = trace[seat, d, 1]
-        col = trace[seat, d, 2]
-        a = trace[seat, d, 3]
-        if row < 0:
-            ins_stats[b, col, a, W] += weight
-            ins_stats[b, col, a, WR] += weight * reward
-            ins_stats[b, col, a, WRR] += weight * reward * reward
-        else:
-            stats[b, row, col, a, W] += weight
-            stats[b, row, col, a, WR] += weight * reward
-            stats[b, row, col, a, WRR] += weight * reward * reward
-        weight /= prob[seat, d]
-    return weight
+@njit(cache=True, _nrt=False, inline="always")
+def _greedy_play(ranking, b, row, col, mask):
+    """The first legal action of the frozen policy's preference order for the cell and bucket."""
+    for k in range(N_PLAY):
+        a = ranking[b, row, col, k]
+        if mask[a]:
+            return a
+    return E.STAND
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _copy(dst, src):
+    """dst[:] = src without numba's runtime (a slice assignment may need a temporary)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
 
 
 @njit(cache=True, _nrt=False)
-def _learn_chunk(
-    rv, params, spec, q, tried, q_ins, tried_ins, stats, ins_stats, pre_stats, totals, words, n_rounds,
-    seats, seat, epsilon, kinds, actions, insurance, work, at_table,
-):  # fmt: skip
-    """Play ``n_rounds`` rounds of a fresh shoe, the learner in ``seat`` (-1: every seat) greedy
-    in ``q``/``q_ins`` (frozen; ``tried`` says which actions have data) with epsilon exploration;
-    add the chunk's statistics to the (zeroed) stats, ins_stats, pre_stats and totals."""
-    st, hands, shoe, res, mask, prngs, prng, trace, prob, depth, cut, explored, weight, ins_mask = work
+def _rollout(
+    seat_of_value, action, st0, hands0, shoe0, res0, prngs0, st, hands, shoe, res, prngs, mask, game, policy, at_table
+):
+    """The acting seat's round result if it answered ``action`` now and the frozen greedy policy
+    played on: the round finished on a copy of the table (``*0``: the real one, left untouched).
+    The copy keeps the shoe's random stream, so every action of a decision, and the real play
+    after it, meets the same unseen cards (common random numbers)."""
+    rv, params, spec, stop, kinds, actions, insurance = game
+    ranking, ins_take, _ = policy
+    _copy(st, st0)
+    _copy(shoe, shoe0)
+    _copy(res, res0)
+    for i in range(hands0.shape[0]):
+        _copy(hands[i], hands0[i])
+    _copy(prngs[0], prngs0[0])
+    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+    while st[E.S_PHASE] != E.P_OVER:
+        a = E.STAND  # the settle phase: nothing to decide
+        if st[E.S_PHASE] != E.P_SETTLE:
+            a = _decide(st, hands, mask, params, spec, ranking, ins_take)
+        play_until(st, hands, shoe, rv, res, a, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+    return res[seat_of_value * E.RES_SIZE + E.RES_REWARD]
+
+
+@njit(cache=True, _nrt=False)
+def _decide(st, hands, mask, params, spec, ranking, ins_take):
+    """The frozen greedy policy's answer for the acting hand (``mask`` is left holding its legal set)."""
+    b = _bucket(spec, CP.true_count(params, st))
+    if st[E.S_PHASE] == E.P_INSURANCE:
+        return E.INSURANCE if ins_take[b, st[E.S_NATURAL]] else E.NO_INSURANCE
+    E.legal_mask(st, hands, mask)
+    row, col, _ = table_cell(st, hands)
+    return _greedy_play(ranking, b, row, col, mask)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _add(stats_row, x):
+    stats_row[W] += 1.0
+    stats_row[WR] += x
+    stats_row[WRR] += x * x
+
+
+@njit(cache=True, _nrt=False)
+def _learn_chunk(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pre_stats, totals, words, n_rounds,
+                 seats, seat, kinds, actions, insurance, work, at_table):  # fmt: skip
+    """Play ``n_rounds`` rounds of a fresh shoe, the learner in ``seat`` (-1: every seat) greedy in
+    the frozen ``ranking``/``ins_take``; at each of its decisions every other legal answer is
+    rolled out on a copy of the table (:func:`_rollout`). Adds to the (zeroed) stats, per (bucket,
+    cell, pair of legal actions a < c) the paired difference v_a - v_c (the real play is the
+    greedy answer's value); to ins_stats per (bucket, natural) taking insurance's minus not; to
+    pre_stats per bucket before the deal the round's result; and to totals. An answer the policy
+    finds far from its best in this bucket and cell (``near`` false) is rolled out only at one
+    decision in FAR_EVERY (at random), which keeps its pairs an unbiased sample of the cell's."""
+    st, hands, shoe, res, mask, prngs, prng, trace, values, depth, scratch = work
+    st_r, hands_r, shoe_r, res_r, prngs_r = scratch
     st[:] = 0
     hands[:, :] = 0
     E.set_seats(st, seats)
@@ -187,14 +261,13 @@ def _learn_chunk(
     for s in range(E.MAX_SEATS):
         st[E.seat_slot(s, E.SEAT_POLICY)] = 0  # the other seats: the table policy given
     stop = EVERY_SEAT if seat < 0 else seat
+    game = (rv, params, spec, stop, kinds, actions, insurance)
+    policy = (ranking, ins_take, near)
     for _ in range(n_rounds):
         due = E.shuffle_due(st)
-        count = params[CP.PC_INITIAL] if due else CP.true_count(params, st)
-        b0 = _bucket(spec, count)
+        b0 = _bucket(spec, params[CP.PC_INITIAL] if due else CP.true_count(params, st))
         for s in range(seats):
             depth[s] = 0
-            cut[s] = 0
-            explored[s] = 0
         play_until(st, hands, shoe, rv, res, -1, stop, kinds, actions, insurance, mask, prngs, None, at_table)
         while st[E.S_PHASE] != E.P_OVER:
             if st[E.S_PHASE] == E.P_SETTLE:  # nothing to decide: STAND settles the round
@@ -203,44 +276,92 @@ def _learn_chunk(
                 )
                 continue
             s = E.acting_seat(st, at_table)
-            b = _bucket(spec, CP.true_count(params, st))
             d = depth[s]
-            action = E.STAND
+            best = _decide(st, hands, mask, params, spec, ranking, ins_take)
+            b = _bucket(spec, CP.true_count(params, st))
+            trace[s, d, 0] = b
+            trace[s, d, 3] = best
+            legal = 0
             if st[E.S_PHASE] == E.P_INSURANCE:
-                cell = st[E.S_NATURAL]
-                best = _greedy(q_ins[b, cell], tried_ins[b, cell], ins_mask, 2)
-                choice, p_best = _epsilon_greedy(prng, epsilon, best, ins_mask, 2)
-                action = E.INSURANCE if choice == 1 else E.NO_INSURANCE
                 trace[s, d, 1] = -1
-                trace[s, d, 2] = cell
+                trace[s, d, 2] = st[E.S_NATURAL]
+                other = E.NO_INSURANCE if best == E.INSURANCE else E.INSURANCE
+                values[s, d, 0] = _rollout(
+                    s,
+                    other,
+                    st,
+                    hands,
+                    shoe,
+                    res,
+                    prngs,
+                    st_r,
+                    hands_r,
+                    shoe_r,
+                    res_r,
+                    prngs_r,
+                    mask,
+                    game,
+                    policy,
+                    at_table,
+                )
+                totals[T_ROLLOUTS] += 1
             else:
-                E.legal_mask(st, hands, mask)
                 row, col, _ = table_cell(st, hands)
-                best = _greedy(q[b, row, col], tried[b, row, col], mask, N_PLAY)
-                choice, p_best = _epsilon_greedy(prng, epsilon, best, mask, N_PLAY)
-                action = choice
                 trace[s, d, 1] = row
                 trace[s, d, 2] = col
-            trace[s, d, 0] = b
-            trace[s, d, 3] = choice
-            prob[s, d] = p_best
-            if choice != best:
-                cut[s] = d
-                explored[s] = 1
+                for a in range(N_PLAY):
+                    if mask[a] and (near[b, row, col, best, a] or E.uniform_int(prng, 0, FAR_EVERY) == 0):
+                        legal |= 1 << a
+                legal |= 1 << best
+                for a in range(N_PLAY):
+                    if legal >> a & 1 and a != best:
+                        values[s, d, a] = _rollout(
+                            s,
+                            a,
+                            st,
+                            hands,
+                            shoe,
+                            res,
+                            prngs,
+                            st_r,
+                            hands_r,
+                            shoe_r,
+                            res_r,
+                            prngs_r,
+                            mask,
+                            game,
+                            policy,
+                            at_table,
+                        )
+                        totals[T_ROLLOUTS] += 1
+            trace[s, d, 4] = legal
             depth[s] = d + 1
             totals[T_DECISIONS] += 1
-            play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+            play_until(st, hands, shoe, rv, res, best, stop, kinds, actions, insurance, mask, prngs, None, at_table)
         for s in range(seats):
             if seat >= 0 and s != seat:
                 continue
             reward = res[s * E.RES_SIZE + E.RES_REWARD]
             totals[T_SUM] += reward
-            weight[s] = _credit(s, reward, trace, prob, depth[s], cut[s], stats, ins_stats)
-            if explored[s] == 0:  # every choice greedy: a sample of the greedy policy's round
-                w = weight[s]
-                pre_stats[b0, W] += w
-                pre_stats[b0, WR] += w * reward
-                pre_stats[b0, WRR] += w * reward * reward
+            _add(pre_stats[b0], reward)
+            for d in range(depth[s]):
+                b, row, col, best, legal = (
+                    trace[s, d, 0],
+                    trace[s, d, 1],
+                    trace[s, d, 2],
+                    trace[s, d, 3],
+                    trace[s, d, 4],
+                )
+                if row < 0:  # insurance: taking it minus not
+                    _add(
+                        ins_stats[b, col], reward - values[s, d, 0] if best == E.INSURANCE else values[s, d, 0] - reward
+                    )
+                    continue
+                values[s, d, best] = reward
+                for i in range(N_PAIRS):
+                    a, c = PAIR_FIRST[i], PAIR_SECOND[i]
+                    if legal >> a & 1 and legal >> c & 1:
+                        _add(stats[b, row, col, i], values[s, d, a] - values[s, d, c])
         totals[T_ROUNDS] += 1
 
 
@@ -325,25 +446,60 @@ def fit_curves(y: np.ndarray, var: np.ndarray, spec: BucketSpec, degree: int = D
     return CurveFit(beta, cov, design)
 
 
-def fitted_values(stats: np.ndarray, spec: BucketSpec) -> tuple[CurveFit, np.ndarray]:
-    """Every action's value minus that of its cell's count-free best action (the best pooled over
-    buckets: the reference), fitted as a curve in the count (:func:`fit_curves`), and the
-    reference per cell. The reference's own curve is 0 with no variance, so a question asked of
-    the reference and one other action has the exact error of their difference.
+def _pair_column(a: int, c: int) -> tuple[int, float]:
+    """The statistics column of actions (a, c) and the sign that makes it v_a - v_c."""
+    return (PAIR_ID[a, c], 1.0) if a < c else (PAIR_ID[c, a], -1.0)
 
-    The behaviour policy is greedy in these curves and the export reads its deviations from them:
-    what the learner plays is what it exports, up to the export's significance test."""
-    tried = stats[..., W].sum(axis=0) > 0
-    ref = np.argmax(np.where(tried, _means(stats.sum(axis=0)), -np.inf), axis=-1)
-    means, errs = _means(stats), _stderrs(stats)
-    index = np.broadcast_to(ref[None, ..., None], (*means.shape[:-1], 1))
-    y = means - np.take_along_axis(means, index, -1)
-    var = errs**2 + np.take_along_axis(errs, index, -1) ** 2
-    fit = fit_curves(y, var, spec)
-    is_ref = np.arange(stats.shape[-2]) == ref[..., None]
-    beta = np.where(is_ref[..., None], 0.0, fit.beta)
-    cov = np.where(is_ref[..., None, None], 0.0, fit.cov)
-    return CurveFit(beta, cov, fit.design), ref
+
+def pair_curves(stats: np.ndarray, spec: BucketSpec) -> CurveFit:
+    """The fitted curve in the count of every pair's paired difference v_a - v_c (a < c), per cell
+    (:func:`fit_curves` of the per-bucket means and their standard errors).
+
+    The differences are measured on the same cards (the rollouts), so each curve's error is the
+    difference's own, far below that of two independently sampled action values; and a pair is
+    measured only where both actions were legal, so doubling is weighed against hitting on the
+    first decisions alone while a cell's stand-or-hit question pools all its decisions, as the
+    counting format asks them."""
+    return fit_curves(_means(stats), _stderrs(stats) ** 2, spec)
+
+
+def _difference(values: np.ndarray, a: int, other: np.ndarray) -> np.ndarray:
+    """v_a - v_other per entry (``values``: [..., pairs]; ``other``: an action per entry)."""
+    out = np.zeros(other.shape)
+    for c in range(N_PLAY):
+        if c != a:
+            column, sign = _pair_column(a, c)
+            out = np.where(other == c, sign * values[..., column], out)
+    return out
+
+
+def greedy_answers(values: np.ndarray) -> dict[str, np.ndarray]:
+    """The casino's questions answered from fitted pair differences (``values``: [..., pairs]), as
+    a counting strategy asks them: stand or hit; double over that; split over the answer so far;
+    surrender over the answer so far. Each "yes" (bool) and each "no" alternative (an action)."""
+    stand = _difference(values, E.STAND, np.full(values.shape[:-1], E.HIT)) > 0
+    base = np.where(stand, E.STAND, E.HIT)
+    double = _difference(values, E.DOUBLE, base) > 0
+    after_double = np.where(double, E.DOUBLE, base)
+    split = _difference(values, E.SPLIT, after_double) > 0
+    after_split = np.where(split, E.SPLIT, after_double)
+    surrender = _difference(values, E.SURRENDER, after_split) > 0
+    return {
+        "S": stand, "D": double, "P": split, "R": surrender,
+        "S_no": np.full(base.shape, E.HIT), "D_no": base, "P_no": after_double, "R_no": after_split,
+    }  # fmt: skip
+
+
+def ranking_of(answers: dict[str, np.ndarray]) -> np.ndarray:
+    """The preference order of the five play actions per entry (first legal one is played): the
+    actions answered "yes" in the casino's order, then stand or hit, then the rest."""
+    score = np.empty((*answers["S"].shape, N_PLAY))
+    score[..., E.SURRENDER] = np.where(answers["R"], 0, 10)
+    score[..., E.SPLIT] = np.where(answers["P"], 1, 11)
+    score[..., E.DOUBLE] = np.where(answers["D"], 2, 12)
+    score[..., E.STAND] = np.where(answers["S"], 3, 4)
+    score[..., E.HIT] = np.where(answers["S"], 4, 3)
+    return np.argsort(score, axis=-1, kind="stable").astype(np.int64)
 
 
 def parse_bets(text: str) -> tuple[float, ...]:
@@ -425,9 +581,11 @@ def fit_question(
 _QUESTIONS = (("R", E.SURRENDER), ("P", E.SPLIT), ("D", E.DOUBLE), ("S", E.STAND))
 
 
-def check_table(rules: Rules, bets: Sequence[float], seats: int, seat: int, epsilon: float, chunk_rounds: int) -> None:
+def check_table(
+    rules: Rules, bets: Sequence[float], seats: int, seat: int, epsilon: float | None, chunk_rounds: int
+) -> None:
     """What a shoe-game learner refuses (one line each): no cut card, a bad table or seat, a bet of 0
-    with nobody else at the table, epsilon outside (0, 1), an empty chunk."""
+    with nobody else at the table, epsilon (where one explores) outside (0, 1), an empty chunk."""
     if rules.infinite or rules.penetration <= 0:
         raise ValueError(
             "the shoe game needs a shoe dealt to a cut card; these rules shuffle every round "
@@ -442,7 +600,7 @@ def check_table(rules: Rules, bets: Sequence[float], seats: int, seat: int, epsi
             "a bet of 0 sits a round out, which needs other players at the table: "
             "use --seats >= 2 with one --seat (with --seat all nobody else plays)"
         )
-    if not 0.0 < epsilon < 1.0:
+    if epsilon is not None and not 0.0 < epsilon < 1.0:
         raise ValueError(f"--epsilon must be in (0, 1), got {epsilon}")
     if chunk_rounds < 1:
         raise ValueError(f"chunk_rounds must be >= 1, got {chunk_rounds}")
@@ -456,8 +614,7 @@ class CountTableAgent:
         system: the counting system (a built-in name or a CountingSystem).
         bets: the allowed bets, increasing (0 sits a round out: needs seats >= 2).
         seats, seat: the table, and the learner's seat (-1: every seat, one shared policy).
-        epsilon: the chance of a uniformly random legal action at each decision while learning.
-        seed: fixes every card and exploration draw of the run.
+        seed: fixes every card of the run.
         chunk_rounds: rounds per seeded chunk (its policy is frozen; checkpoints fall between chunks).
     """
 
@@ -470,78 +627,94 @@ class CountTableAgent:
         bets: Sequence[float] = (1.0,),
         seats: int = 1,
         seat: int = 0,
-        epsilon: float = 0.1,
         seed: int = 0,
         chunk_rounds: int = 1 << 16,
     ) -> None:
         self.rules = Rules.coerce(rules)
         self.bets = tuple(float(b) for b in bets)
-        check_table(self.rules, self.bets, seats, seat, epsilon, chunk_rounds)
+        check_table(self.rules, self.bets, seats, seat, None, chunk_rounds)
         self.system = system
         self.seats, self.seat = int(seats), int(seat)
-        self.epsilon = float(epsilon)
         self.seed = int(seed)
         self.chunk_rounds = int(chunk_rounds)
         self.spec = bucket_spec(system, self.rules)
         n = self.spec.n
-        self.stats = np.zeros((n, N_ROWS, N_UP, N_PLAY, 3))
-        self.ins_stats = np.zeros((n, 2, 2, 3))
+        self.stats = np.zeros((n, N_ROWS, N_UP, N_PAIRS, 3))
+        self.ins_stats = np.zeros((n, 2, 3))
         self.pre_stats = np.zeros((n, 3))
         self.rounds = 0
         self.chunks = 0
         self.decisions = 0
+        self.rollouts = 0
         self.params = CP.policy_params(CountingStrategy(system, name=system.name), self.rules)
         self._basic: StrategyTable | None = None
 
     # ----------------------------------------------------------------- learning
     def _work(self) -> tuple[Any, ...]:
         n = max(self.seats, 1)
+
+        def table() -> tuple[np.ndarray, ...]:
+            return (
+                np.zeros(E.ST_SIZE, np.int64),
+                E.new_hands(self.seats),
+                E.new_shoe(self.rules.decks),
+                E.new_res(self.seats),
+                np.zeros((1, 4), np.int64),
+            )
+
+        st, hands, shoe, res, prngs = table()
         return (
-            np.zeros(E.ST_SIZE, np.int64),
-            E.new_hands(self.seats),
-            E.new_shoe(self.rules.decks),
-            E.new_res(self.seats),
+            st,
+            hands,
+            shoe,
+            res,
             np.zeros(E.N_ACTIONS, np.bool_),
-            np.zeros((1, 4), np.int64),
+            prngs,
             np.zeros(4, np.int64),
-            np.zeros((n, MAX_DECISIONS, 4), np.int64),
-            np.zeros((n, MAX_DECISIONS), np.float64),
+            np.zeros((n, MAX_DECISIONS, 5), np.int64),
+            np.zeros((n, MAX_DECISIONS, N_PLAY), np.float64),
             np.zeros(n, np.int64),
-            np.zeros(n, np.int64),
-            np.zeros(n, np.int64),
-            np.zeros(n, np.float64),
-            np.ones(2, np.bool_),
+            table(),
         )
 
+    def policy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The greedy policy of the statistics so far, per bucket: the play actions' preference order
+        per cell (greedy_answers of the fitted pair curves), whether to take insurance, and which
+        answers are near enough to the greedy one to roll out at every decision (NEAR)."""
+        values = pair_curves(self.stats, self.spec).values()
+        ranking = ranking_of(greedy_answers(values))
+        take = pair_curves(self.ins_stats[..., None, :], self.spec).values()[..., 0] > 0
+        near = np.ones((*ranking.shape, N_PLAY), np.bool_)  # [..., the greedy answer, another]
+        measured = self.stats[..., W].sum(axis=0) > 0  # [rows, cols, pairs]
+        for best in range(N_PLAY):
+            for a in range(N_PLAY):
+                if a != best:
+                    column, sign = _pair_column(best, a)
+                    far = (sign * values[..., column] > NEAR) & measured[None, ..., column]
+                    near[..., best, a] = ~far
+        return ranking, np.ascontiguousarray(take), near
+
     def chunk_inputs(self, index: int) -> tuple[np.ndarray, ...]:
-        """What chunk ``index`` plays with: its seed words and the frozen greedy values."""
-        return (
-            chunk_words(self.seed, index),
-            fitted_values(self.stats, self.spec)[0].values(),
-            (self.stats[..., W].sum(axis=0, keepdims=True) > 0).repeat(self.spec.n, axis=0),
-            fitted_values(self.ins_stats, self.spec)[0].values(),
-            (self.ins_stats[..., W].sum(axis=0, keepdims=True) > 0).repeat(self.spec.n, axis=0),
-        )
+        """What chunk ``index`` plays with: its seed words and the frozen greedy policy."""
+        return (chunk_words(self.seed, index), *self.policy())
 
     def play_chunk(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
         """One chunk's statistics (stats, ins_stats, pre_stats, totals) from its inputs."""
-        words, q, tried, q_ins, tried_ins = inputs
-        out = (np.zeros_like(self.stats), np.zeros_like(self.ins_stats), np.zeros_like(self.pre_stats), np.zeros(3))
+        words, ranking, take, near = inputs
+        out = (np.zeros_like(self.stats), np.zeros_like(self.ins_stats), np.zeros_like(self.pre_stats), np.zeros(4))
         others = self.basic_table()
         _learn_chunk(
             self.rules.to_array(),
             self.params,
             self.spec.array(),
-            q,
-            tried,
-            q_ins,
-            tried_ins,
+            ranking,
+            take,
+            near,
             *out,
             words,
             self.chunk_rounds,
             self.seats,
             self.seat,
-            self.epsilon,
             np.array([POLICY_TABLE], np.int64),
             others.actions[None].copy(),
             others.insurance[None].copy(),
@@ -553,11 +726,15 @@ class CountTableAgent:
     def merge(self, chunk: tuple[np.ndarray, ...]) -> tuple[int, float]:
         """Add a chunk's statistics (in chunk order); returns its (rounds, mean learner result)."""
         stats, ins_stats, pre_stats, totals = chunk
+        if self.chunks >= 2 and self.chunks & (self.chunks - 1) == 0:
+            for kept in (self.stats, self.ins_stats, self.pre_stats):
+                kept *= FORGET
         self.stats += stats
         self.ins_stats += ins_stats
         self.pre_stats += pre_stats
         self.rounds += int(totals[T_ROUNDS])
         self.decisions += int(totals[T_DECISIONS])
+        self.rollouts += int(totals[T_ROLLOUTS])
         self.chunks += 1
         seats = self.seats if self.seat < 0 else 1
         return int(totals[T_ROUNDS]), float(totals[T_SUM] / max(totals[T_ROUNDS] * seats, 1))
@@ -605,16 +782,14 @@ class CountTableAgent:
         """The learned count-dependent answers that beat basic strategy's (fit_question), by cell.
 
         A question (surrender, split, double, stand: the casino's order) weighs its action against
-        "no": the action left with the best count-free value. Its gain per bucket is the
-        difference of their fitted curves (fitted_values: the ones the learner plays by), with the
-        sum of their covariances as its error (exact when one is the cell's reference, as in most
-        questions; else larger than the truth, as both curves share the reference's noise)."""
+        "no", the answer the learner gives the remaining questions in the same bucket (stand or
+        hit; double or that; ...: greedy_answers), so per bucket its gain is one fitted pair curve
+        of paired differences, with that curve's own error."""
         basic = self.basic_table()
         rounds = max(self.rounds * (self.seats if self.seat < 0 else 1), 1)
-        curves, _ = fitted_values(self.stats, self.spec)
-        pooled = _means(self.stats.sum(axis=0))
+        curves = pair_curves(self.stats, self.spec)
+        answers = greedy_answers(curves.values())
         weights = self.stats[..., W]
-        single = np.ones((self.spec.n, 1))
         found: list[Deviation] = []
         for row in range(N_ROWS):
             pair = row >= PAIR_BASE
@@ -631,17 +806,7 @@ class CountTableAgent:
                     allowed.discard(action)
                     if pair and letter not in ("R", "P"):
                         continue  # a pair's cell answers only split and surrender
-                    rest = [a for a in sorted(allowed) if weights[:, row, col, a].sum() > 0]
-                    if not rest or weights[:, row, col, action].sum() == 0:
-                        continue
-                    alt = max(rest, key=lambda a: pooled[row, col, a])
-                    gain = CurveFit(
-                        (curves.beta[row, col, action] - curves.beta[row, col, alt])[None],
-                        (curves.cov[row, col, action] + curves.cov[row, col, alt])[None],
-                        curves.design,
-                    )
-                    freq = weights[:, row, col].sum(axis=1) / rounds  # the cell's decisions per round
-                    fit = fit_question(gain, single, freq, basic_yes, self.spec)
+                    fit = self._question(curves, answers[letter + "_no"][:, row, col], row, col, action, basic_yes)
                     if fit is None:
                         continue
                     k, when, gain, err = fit
@@ -657,26 +822,41 @@ class CountTableAgent:
                         },
                         "learned",
                     )
-                    found.append(Deviation(entry, 100 * gain, 100 * err))
+                    found.append(Deviation(entry, 100 * gain / rounds, 100 * err / rounds))
         ins = self._insurance_deviation(rounds)
         return ([ins] if ins else []) + found
+
+    def _question(
+        self, curves: CurveFit, alternative: np.ndarray, row: int, col: int, action: int, basic_yes: bool
+    ) -> tuple[int, str, float, float] | None:
+        """fit_question for ``action`` in a cell against the per-bucket ``alternative``: the pair
+        curves (action, m) for each alternative m, mixed by where m is the answer, weighed by how
+        often the pair was measured (the question's decisions; fit_question's gain is then per
+        run, the caller divides by the rounds)."""
+        others = [m for m in range(N_PLAY) if m != action and np.any(alternative == m)]
+        columns = [_pair_column(action, m) for m in others]
+        if not others or all(self.stats[:, row, col, c, W].sum() == 0 for c, _ in columns):
+            return None
+        beta = np.stack([sign * curves.beta[row, col, c] for c, sign in columns])
+        cov = np.stack([curves.cov[row, col, c] for c, _ in columns])
+        mix = np.stack([(alternative == m).astype(float) for m in others], axis=-1)
+        freq = sum(mix[:, i] * self.stats[:, row, col, c, W] for i, (c, _) in enumerate(columns))
+        return fit_question(CurveFit(beta, cov, curves.design), mix, freq, basic_yes, self.spec)
 
     def _insurance_deviation(self, rounds: int) -> Deviation | None:
         """Insurance (and even money) by one entry: the gain of taking it, pooled over holding a
         natural or not by how often each was asked."""
-        curves, _ = fitted_values(self.ins_stats, self.spec)  # per natural: [no, take]
-        gain = CurveFit(
-            curves.beta[:, 1] - curves.beta[:, 0], curves.cov[:, 1] + curves.cov[:, 0], curves.design
-        )  # exact: one of the two is the reference
-        asked = self.ins_stats[..., W].sum(axis=2)  # [bucket, natural]
+        curves = pair_curves(self.ins_stats[..., None, :], self.spec)  # per natural: take - not
+        gain = CurveFit(curves.beta[:, 0], curves.cov[:, 0], curves.design)
+        asked = self.ins_stats[..., W]  # [bucket, natural]
         share = np.divide(asked, asked.sum(axis=1, keepdims=True), out=np.zeros_like(asked), where=asked > 0)
         basic_yes = bool(self.basic_table().insurance[0])
-        fit = fit_question(gain, share, asked.sum(axis=1) / rounds, basic_yes, self.spec)
+        fit = fit_question(gain, share, asked.sum(axis=1), basic_yes, self.spec)
         if fit is None:
             return None
         k, when, gain_k, err = fit
         entry = IndexEntry.from_dict({"hand": "insurance", "index": self.spec.edge(k), "when": when}, "learned")
-        return Deviation(entry, 100 * gain_k, 100 * err)
+        return Deviation(entry, 100 * gain_k / rounds, 100 * err / rounds)
 
     def to_strategy(self, name: str = "learned") -> CountingStrategy:
         """The learned counting strategy (ramp and deviations)."""
@@ -706,7 +886,8 @@ class CountTableAgent:
         data["about"] = (
             f"count-table learner: {self.rounds} rounds, {self.system.name} buckets of width "
             f"{self.spec.width:g} from {self.spec.lo:g}; ramp = the allowed bet maximising bet x learned "
-            "round value per bucket; entries = where the fitted lines of a question's answers cross, "
+            "round value per bucket; entries = where the fitted line of a question's paired difference "
+            "(every legal answer rolled out on the same cards) crosses 0, "
             f"kept when their fitted gain over basic strategy's answer is {Z_EXPORT:g} standard errors "
             "above 0 (gain_per_100 as learned)"
         )
@@ -724,9 +905,9 @@ class CountTableAgent:
             "bets": list(self.bets),
             "seats": self.seats,
             "seat": self.seat,
-            "epsilon": self.epsilon,
             "seed": self.seed,
             "chunk_rounds": self.chunk_rounds,
+            "estimator": ESTIMATOR,
             "strategy": STRATEGY_FILE,
         }
         tmp = path / (STATS_FILE + ".tmp.npz")
@@ -735,7 +916,7 @@ class CountTableAgent:
             stats=self.stats,
             ins_stats=self.ins_stats,
             pre_stats=self.pre_stats,
-            counters=np.array([self.rounds, self.chunks, self.decisions], np.int64),
+            counters=np.array([self.rounds, self.chunks, self.decisions, self.rollouts], np.int64),
         )
         tmp.replace(path / STATS_FILE)
         _write_json(path / STRATEGY_FILE, self.strategy_dict())
@@ -746,13 +927,17 @@ class CountTableAgent:
         from blackjack_env.counting import parse_system
 
         manifest = json.loads((Path(path) / "agent.json").read_text())
+        if manifest.get("estimator") != ESTIMATOR:
+            raise ValueError(
+                f"{path} holds statistics of an earlier count-table learner (Monte Carlo with exploration); "
+                f"this version learns from {ESTIMATOR} and cannot continue or export it: train it again"
+            )
         agent = cls(
             Rules.from_dict(manifest["rules"]),
             parse_system(manifest["system"]),
             bets=manifest["bets"],
             seats=manifest["seats"],
             seat=manifest["seat"],
-            epsilon=manifest["epsilon"],
             seed=manifest["seed"],
             chunk_rounds=manifest["chunk_rounds"],
         )
@@ -760,7 +945,7 @@ class CountTableAgent:
             agent.stats[:] = data["stats"]
             agent.ins_stats[:] = data["ins_stats"]
             agent.pre_stats[:] = data["pre_stats"]
-            agent.rounds, agent.chunks, agent.decisions = (int(x) for x in data["counters"])
+            agent.rounds, agent.chunks, agent.decisions, agent.rollouts = (int(x) for x in data["counters"])
         return agent
 
 

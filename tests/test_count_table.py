@@ -29,8 +29,8 @@ RULES = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
 @pytest.fixture(scope="module")
 def learned() -> CountTableAgent:
     """Six million rounds of Hi-Lo buckets in one seat: a few seconds once compiled (the round
-    values average every chunk's greedy policy, the first ones poor: fewer rounds leave the
-    value at +4 within noise of 0)."""
+    values weigh the early chunks' poorer policies less, but fewer rounds leave the value at +4
+    within noise of 0)."""
     agent = CountTableAgent(RULES, system("hilo"), bets=(1, 2, 4, 8), seed=3, chunk_rounds=1 << 18)
     while agent.rounds < 6_000_000:
         agent.learn_chunk()
@@ -193,41 +193,41 @@ def test_ctrl_c_keeps_a_checkpoint_that_resumes(tmp_path: Path) -> None:
 
 
 def _synthetic_stats(spec, diff, weight: float, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Statistics of one cell with two actions per bucket: action 0 returns 0 on average, action 1
-    ``diff(count)`` (the count at the bucket's middle), each return's variance 1, ``weight`` per
-    bucket and action; with ``rng``, each mean carries its sampling noise."""
+    """Statistics of one cell and one pair of actions per bucket: the paired difference averages
+    ``diff(count)`` (the count at the bucket's middle) with variance 1, ``weight`` differences per
+    bucket; with ``rng``, each mean carries its sampling noise."""
     from blackjack_env.agents.count_table import bucket_counts
 
     x = bucket_counts(spec) * spec.width
-    means = np.stack([np.zeros(spec.n), diff(x)], axis=-1)
+    means = diff(x)
     if rng is not None:
         means = means + rng.normal(0.0, 1.0 / np.sqrt(weight), means.shape)
-    stats = np.zeros((spec.n, 1, 1, 2, 3))
+    stats = np.zeros((spec.n, 1, 1, 1, 3))
     stats[..., 0] = weight
-    stats[..., 1] = weight * means[:, None, None, :]
-    stats[..., 2] = weight * (means[:, None, None, :] ** 2 + 1.0)
+    stats[..., 1] = weight * means[:, None, None, None]
+    stats[..., 2] = weight * (means[:, None, None, None] ** 2 + 1.0)
     return stats
+
+
+def _single(curves):
+    return type(curves)(curves.beta[0, 0], curves.cov[0, 0], curves.design)
 
 
 @pytest.mark.parametrize(
     ("slope", "crossing", "when", "index"), [(0.02, 2.3, "at_or_above", 2.0), (-0.03, -1.6, "below", -2.0)]
 )
 def test_fitted_index_is_where_a_known_linear_difference_crosses_zero(slope, crossing, when, index) -> None:
-    """A difference linear in the count, sampled with noise in every bucket: the fit pools the
-    buckets, its curve crosses zero where the difference does, and the exported threshold is the
-    bucket edge that plays "yes" exactly in the buckets whose middle lies past the crossing."""
-    from blackjack_env.agents.count_table import fit_question, fitted_values
+    """A paired difference linear in the count, sampled with noise in every bucket: the fit pools
+    the buckets, its line crosses zero where the difference does, and the exported threshold is
+    the bucket edge that plays "yes" exactly in the buckets whose middle lies past the crossing."""
+    from blackjack_env.agents.count_table import fit_question, pair_curves
 
     spec = bucket_spec(system("hilo"), RULES)
     stats = _synthetic_stats(spec, lambda x: slope * (x - crossing), 2e5, np.random.default_rng(0))
-    curves, ref = fitted_values(stats, spec)
-    assert ref[0, 0] == 0  # action 0 is the better one pooled over the counts
-    assert curves.beta[0, 0, 0].tolist() == [0.0, 0.0]  # the reference's own curve
-    fitted_slope = curves.beta[0, 0, 1, 1] / spec.width
-    assert fitted_slope == pytest.approx(slope, rel=0.1)
-    assert -curves.beta[0, 0, 1, 0] / curves.beta[0, 0, 1, 1] == pytest.approx(crossing, abs=0.2)
-    gain = type(curves)(curves.beta[0, 0, 1][None], curves.cov[0, 0, 1][None], curves.design)
-    fit = fit_question(gain, np.ones((spec.n, 1)), np.full(spec.n, 0.01), False, spec)
+    curves = pair_curves(stats, spec)
+    assert curves.beta[0, 0, 0, 1] / spec.width == pytest.approx(slope, rel=0.1)
+    assert -curves.beta[0, 0, 0, 0] / curves.beta[0, 0, 0, 1] == pytest.approx(crossing, abs=0.2)
+    fit = fit_question(_single(curves), np.ones((spec.n, 1)), np.full(spec.n, 0.01), False, spec)
     assert fit is not None
     k, got_when, value, err = fit
     assert (got_when, spec.edge(k)) == (when, index) and value > 2 * err
@@ -236,25 +236,75 @@ def test_fitted_index_is_where_a_known_linear_difference_crosses_zero(slope, cro
 def test_no_entry_without_a_gain_and_a_refused_curve_widens_its_errors() -> None:
     """A difference that never turns positive exports nothing; noise alone (no count dependence)
     rarely does; and data far from any line (a step) get a larger error than the same line's."""
-    from blackjack_env.agents.count_table import fit_curves, fit_question, fitted_values
+    from blackjack_env.agents.count_table import fit_curves, fit_question, pair_curves
 
     spec = bucket_spec(system("hilo"), RULES)
     single = (np.ones((spec.n, 1)), np.full(spec.n, 0.01))
-    curves, _ = fitted_values(_synthetic_stats(spec, lambda x: -0.05 + 0.001 * x, 1e6), spec)
-    gain = type(curves)(curves.beta[0, 0, 1][None], curves.cov[0, 0, 1][None], curves.design)
-    assert fit_question(gain, *single, False, spec) is None
+    curves = pair_curves(_synthetic_stats(spec, lambda x: -0.05 + 0.001 * x, 1e6), spec)
+    assert fit_question(_single(curves), *single, False, spec) is None
     found = 0
     for seed in range(20):
         stats = _synthetic_stats(spec, lambda x: 0.0 * x - 0.002, 1e4, np.random.default_rng(seed))
-        curves, _ = fitted_values(stats, spec)
-        gain = type(curves)(curves.beta[0, 0, 1][None], curves.cov[0, 0, 1][None], curves.design)
-        found += fit_question(gain, *single, False, spec) is not None
+        found += fit_question(_single(pair_curves(stats, spec)), *single, False, spec) is not None
     assert found <= 4
     x = np.arange(spec.n, dtype=float)
     var = np.full(spec.n, 1e-4)
     line = fit_curves(0.01 * x, var, spec)
     step = fit_curves(np.where(x > spec.n / 2, 1.0, 0.0), var, spec)
     assert np.all(step.cov[1, 1] > 10 * line.cov[1, 1])
+
+
+def test_questions_are_answered_in_the_casino_order_from_paired_differences() -> None:
+    """greedy_answers / ranking_of: stand or hit first, then double against that answer, split
+    against the answer so far, surrender against the rest; the ranking plays the first legal."""
+    from blackjack_env import engine as E
+    from blackjack_env.agents.count_table import PAIR_ID, greedy_answers, ranking_of
+
+    def values(pairs: dict[tuple[int, int], float]) -> np.ndarray:
+        out = np.zeros(len(PAIR_ID[PAIR_ID >= 0]))
+        for (a, c), v in pairs.items():
+            out[PAIR_ID[a, c]] = v  # v_a - v_c, a < c
+        return out[None]
+
+    # hard 11 v 6: hit beats stand, double beats hit (but not stand: irrelevant), surrender worst
+    eleven = values({(E.STAND, E.HIT): -0.3, (E.HIT, E.DOUBLE): -0.1, (E.STAND, E.DOUBLE): 0.05,
+                     (E.HIT, E.SURRENDER): 0.6, (E.DOUBLE, E.SURRENDER): 0.7})  # fmt: skip
+    answers = greedy_answers(eleven)
+    assert not answers["S"][0] and answers["D"][0] and answers["D_no"][0] == E.HIT
+    assert ranking_of(answers)[0].tolist()[:3] == [E.DOUBLE, E.HIT, E.STAND]
+    # hard 16 v 10: stand beats hit, surrender beats stand
+    sixteen = values({(E.STAND, E.HIT): 0.02, (E.STAND, E.SURRENDER): -0.03, (E.HIT, E.SURRENDER): -0.05,
+                      (E.STAND, E.DOUBLE): 0.4, (E.HIT, E.DOUBLE): 0.4})  # fmt: skip
+    answers = greedy_answers(sixteen)
+    assert answers["S"][0] and not answers["D"][0] and answers["R"][0] and answers["R_no"][0] == E.STAND
+    assert ranking_of(answers)[0].tolist()[:2] == [E.SURRENDER, E.STAND]
+
+
+def test_rollouts_measure_every_near_answer_at_every_decision(learned: CountTableAgent) -> None:
+    """16 v 10's stand and hit are both measured at every one of its decisions (no exploration
+    needed), double against hit only where doubling was legal (first decisions), and a far answer
+    (doubling hard 20) only at about one decision in FAR_EVERY."""
+    from blackjack_env import engine as E
+    from blackjack_env.agents.count_table import FAR_EVERY, PAIR_ID, W
+    from blackjack_env.strategy import row_of_label
+
+    sixteen = learned.stats[:, row_of_label("hard", "16"), 9].sum(axis=0)  # against a ten
+    assert sixteen[PAIR_ID[E.STAND, E.HIT], W] == sixteen[:, W].max() > 10_000
+    assert 0 < sixteen[PAIR_ID[E.HIT, E.DOUBLE], W] < sixteen[PAIR_ID[E.STAND, E.HIT], W]
+    twenty = learned.stats[:, row_of_label("hard", "20"), 5].sum(axis=0)  # against a 6
+    share = twenty[PAIR_ID[E.STAND, E.DOUBLE], W] / twenty[PAIR_ID[E.STAND, E.HIT], W]
+    assert share < 2.0 / FAR_EVERY
+    assert learned.decisions > learned.rounds and learned.rollouts > learned.rounds
+
+
+def test_an_earlier_learners_run_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
+    (tmp_path / "agent.json").write_text(json.dumps({"kind": "count-table", "epsilon": 0.1}))
+    with pytest.raises(ValueError, match=r"earlier count-table learner.*train it again"):
+        CountTableAgent.load(tmp_path)
+    argv = ["--env", "shoe", "--set", "penetration=0.75", "--epsilon", "0.2", "--out", str(tmp_path / "r")]
+    assert train_main(argv) == 2
+    assert "not used by the count-table learner" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
 
 
 def test_short_run_exports_insurance(learned: CountTableAgent) -> None:

@@ -152,7 +152,6 @@ class CountTableTrainer:
             bets=bets_of(args.bets, args.spread),
             seats=args.seats,
             seat=seat_of(args.seat, args.seats),
-            epsilon=args.epsilon,
             seed=args.seed,
             chunk_rounds=args.chunk_steps,
         )
@@ -268,4 +267,4 @@ def check_shoe_args(args: Any, rules: Rules) -> None:
     if not 1 <= args.seats <= 7:
         raise ValueError(f"--seats must be 1..7, got {args.seats}")
     seat = seat_of(args.seat, args.seats)
-    CountTableAgent(rules, system, bets, args.seats, seat, args.epsilon, args.seed, args.chunk_steps)
+    CountTableAgent(rules, system, bets, args.seats, seat, args.seed, args.chunk_steps)
