@@ -911,7 +911,7 @@ class CountTableAgent:
             "strategy": STRATEGY_FILE,
         }
         tmp = path / (STATS_FILE + ".tmp.npz")
-        np.savez(
+        np.savez_compressed(
             tmp,
             stats=self.stats,
             ins_stats=self.ins_stats,

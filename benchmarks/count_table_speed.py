@@ -3,7 +3,7 @@
     python benchmarks/count_table_speed.py
     python benchmarks/count_table_speed.py --learner linear --seat all   # the composition learner
 
-The issue's game (default rules at 75% penetration, 3 seats, the learner in seat 0, or in every seat with
+The issue's game (default rules at 75% penetration, 3 seats (--seats), the learner in seat 0, or in every seat with
 --seat all): eight learning chunks of 262,144 rounds, then the simulator playing basic strategy at the same
 table for as many rounds on one worker; three repetitions (--repeats), each printing both rates and their
 ratio (the machine's load moves both alike), and the same on the CPU time the process got (thread_time: what
@@ -31,10 +31,10 @@ def main() -> None:
         "--skip", type=int, default=0, help="chunks learned before the timing starts (a run's later, trained speed)"
     )
     args = parser.parse_args()
-    agent = benchmark_learner(args.learner, args.seat)
+    agent = benchmark_learner(args.learner, args.seat, args.seats)
     rules = agent.rules
     basic = Policy.from_table(agent.basic_table())
-    table = Table(3, 0, basic)
+    table = Table(args.seats, 0, basic)
     for _ in range(1 + args.skip):  # compile (or load) both kernels before timing
         agent.learn_chunk()
     simulate(rules, basic, 1 << 16, 0, table=table, workers=1)

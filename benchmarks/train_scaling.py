@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--control-s", type=float, default=3.0, help="seconds of each control loop run")
     parser.add_argument("--json", default="", help="also write every figure here")
     args = parser.parse_args()
-    agent = benchmark_learner(args.learner, args.seat)
+    agent = benchmark_learner(args.learner, args.seat, args.seats)
     g = args.sync_chunks
     report: dict[str, Any] = {"args": vars(args), "cpus": os.cpu_count()}
     report["driver_warm_up_s"] = warm_up(agent)  # compile, or load numba's cache

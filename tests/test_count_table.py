@@ -317,11 +317,12 @@ def test_short_run_exports_insurance(learned: CountTableAgent) -> None:
 
 
 def test_saved_run_exports_the_known_strong_deviations() -> None:
-    """The committed 30-minute run (benchmarks/results/count-table-hilo-all-s1, every seat learning):
-    its export, recomputed from its statistics, is the counting JSON it wrote, and holds Hi-Lo's
-    best-known indices where published tables put them (insurance +3, 16 v 10 stand 0, 15 v 10
-    surrender 0, 14 v 10 surrender +3, 12 v 3 and 12 v 2 stand +1 and +3), learned from nothing."""
-    run = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "count-table-hilo-all-s1"
+    """The committed default run (benchmarks/results/count-table-hilo-s1: blackjack-train --env shoe
+    --set penetration=0.75 --seed 1, 2e9 rounds in one seat, 17 minutes on one core): its export,
+    recomputed from its statistics, is the counting JSON it wrote, and holds Hi-Lo's best-known
+    indices where published tables put them (insurance +3, 16 v 10 stand 0, 15 v 10 surrender 0,
+    14 v 10 surrender +3, 12 v 3 and 12 v 2 stand +2 and +3, within a bucket), learned from nothing."""
+    run = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "count-table-hilo-s1"
     agent = CountTableAgent.load(run)
     assert agent.to_strategy() == CountingStrategy.load(run / "counting-strategy.json")
     found = {(d.entry.hand, d.entry.up, d.entry.action): d.entry for d in agent.deviations()}
@@ -330,7 +331,7 @@ def test_saved_run_exports_the_known_strong_deviations() -> None:
         ("hard 16", "10", "S"): 0.0,
         ("hard 15", "10", "R"): 0.0,
         ("hard 14", "10", "R"): 3.0,
-        ("hard 12", "3", "S"): 1.0,
+        ("hard 12", "3", "S"): 2.0,
         ("hard 12", "2", "S"): 3.0,
     }.items():
         assert found[key].when == "at_or_above" and abs(found[key].index - index) <= 1.0, found[key]
