@@ -195,15 +195,16 @@ def _copy(dst, src):
 
 
 @njit(cache=True, _nrt=False)
-def _rollout(
-    seat_of_value, action, st0, hands0, shoe0, res0, prngs0, st, hands, shoe, res, prngs, mask, game, policy, at_table
-):
+def _rollout(seat_of_value, action, real, scratch, mask, game, policy, at_table):
     """The acting seat's round result if it answered ``action`` now and the frozen greedy policy
     played on: the round finished on a copy of the table (``*0``: the real one, left untouched).
     The copy keeps the shoe's random stream, so every action of a decision, and the real play
-    after it, meets the same unseen cards (common random numbers)."""
+    after it, meets the same unseen cards (common random numbers). ``real`` and ``scratch``: the
+    tables (st, hands, shoe, res, prngs)."""
     rv, params, spec, stop, kinds, actions, insurance = game
     ranking, ins_take, _ = policy
+    st0, hands0, shoe0, res0, prngs0 = real
+    st, hands, shoe, res, prngs = scratch
     _copy(st, st0)
     _copy(shoe, shoe0)
     _copy(res, res0)
@@ -249,7 +250,7 @@ def _learn_chunk(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pr
     finds far from its best in this bucket and cell (``near`` false) is rolled out only at one
     decision in FAR_EVERY (at random), which keeps its pairs an unbiased sample of the cell's."""
     st, hands, shoe, res, mask, prngs, prng, trace, values, depth, scratch = work
-    st_r, hands_r, shoe_r, res_r, prngs_r = scratch
+    real = (st, hands, shoe, res, prngs)
     st[:] = 0
     hands[:, :] = 0
     E.set_seats(st, seats)
@@ -281,29 +282,12 @@ def _learn_chunk(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pr
             b = _bucket(spec, CP.true_count(params, st))
             trace[s, d, 0] = b
             trace[s, d, 3] = best
-            legal = 0
+            measured = 0
             if st[E.S_PHASE] == E.P_INSURANCE:
                 trace[s, d, 1] = -1
                 trace[s, d, 2] = st[E.S_NATURAL]
                 other = E.NO_INSURANCE if best == E.INSURANCE else E.INSURANCE
-                values[s, d, 0] = _rollout(
-                    s,
-                    other,
-                    st,
-                    hands,
-                    shoe,
-                    res,
-                    prngs,
-                    st_r,
-                    hands_r,
-                    shoe_r,
-                    res_r,
-                    prngs_r,
-                    mask,
-                    game,
-                    policy,
-                    at_table,
-                )
+                values[s, d, 0] = _rollout(s, other, real, scratch, mask, game, policy, at_table)
                 totals[T_ROLLOUTS] += 1
             else:
                 row, col, _ = table_cell(st, hands)
@@ -311,30 +295,13 @@ def _learn_chunk(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pr
                 trace[s, d, 2] = col
                 for a in range(N_PLAY):
                     if mask[a] and (near[b, row, col, best, a] or E.uniform_int(prng, 0, FAR_EVERY) == 0):
-                        legal |= 1 << a
-                legal |= 1 << best
+                        measured |= 1 << a
+                measured |= 1 << best
                 for a in range(N_PLAY):
-                    if legal >> a & 1 and a != best:
-                        values[s, d, a] = _rollout(
-                            s,
-                            a,
-                            st,
-                            hands,
-                            shoe,
-                            res,
-                            prngs,
-                            st_r,
-                            hands_r,
-                            shoe_r,
-                            res_r,
-                            prngs_r,
-                            mask,
-                            game,
-                            policy,
-                            at_table,
-                        )
+                    if measured >> a & 1 and a != best:
+                        values[s, d, a] = _rollout(s, a, real, scratch, mask, game, policy, at_table)
                         totals[T_ROLLOUTS] += 1
-            trace[s, d, 4] = legal
+            trace[s, d, 4] = measured  # the answers valued at this decision
             depth[s] = d + 1
             totals[T_DECISIONS] += 1
             play_until(st, hands, shoe, rv, res, best, stop, kinds, actions, insurance, mask, prngs, None, at_table)
@@ -345,7 +312,7 @@ def _learn_chunk(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pr
             totals[T_SUM] += reward
             _add(pre_stats[b0], reward)
             for d in range(depth[s]):
-                b, row, col, best, legal = (
+                b, row, col, best, measured = (
                     trace[s, d, 0],
                     trace[s, d, 1],
                     trace[s, d, 2],
@@ -360,7 +327,7 @@ def _learn_chunk(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pr
                 values[s, d, best] = reward
                 for i in range(N_PAIRS):
                     a, c = PAIR_FIRST[i], PAIR_SECOND[i]
-                    if legal >> a & 1 and legal >> c & 1:
+                    if measured >> a & 1 and measured >> c & 1:
                         _add(stats[b, row, col, i], values[s, d, a] - values[s, d, c])
         totals[T_ROUNDS] += 1
 
