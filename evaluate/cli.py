@@ -34,7 +34,7 @@ from .options import (
     ceiling_bets,
     game_ceiling,
     note_compile,
-    rules_from_args,
+    policy_rules,
     table_from_args,
     warnings_as_lines,
 )
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="blackjack-evaluate",
         description="Simulate a policy and report its EV per initial bet with a 95% confidence interval.",
     )
-    add_simulation_arguments(parser)
+    add_simulation_arguments(parser, run_default=True)
     parser.add_argument("--baseline", default=None, help="compare with this policy on identical cards (e.g. basic)")
     add_backend_arguments(parser)
     exact = parser.add_mutually_exclusive_group()
@@ -123,6 +123,11 @@ def format_text(summary: dict[str, Any]) -> str:
         f"policy {summary['policy']}: EV {summary['ev']:+.5f} per initial bet "
         f"(95% CI {low:+.5f} .. {high:+.5f}; {100 * summary['ev']:+.3f}%)",
         speed + ")",
+    ]
+    if summary.get("rules_source"):
+        game = Rules.from_dict(summary["rules"]).describe()
+        lines.append(f"played in the game the run was trained in: {game} ({summary['rules_source']})")
+    lines += [
         "rates: " + ", ".join(f"{k} {summary[k]:.4f}" for k in ("win", "push", "loss", "blackjack", "bust")),
         "       " + ", ".join(f"{k} {summary[k]:.4f}" for k in ("surrender", "double", "split", "insurance")),
     ]
@@ -224,7 +229,7 @@ def add_ceiling(summary: dict[str, Any], policy: Policy, rules: Rules, args: arg
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    rules = rules_from_args(args)
+    rules, rules_source = policy_rules(args)  # a learner run plays in its own game
     table = table_from_args(args, rules)
     if args.ceiling:
         from blackjack_env.solver.ceiling import check_rules
@@ -270,6 +275,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if outcome.result.rounds == 0:
         raise CliError("interrupted before any round finished")
     summary = summarize(outcome, rules, args)
+    summary["rules_source"] = None if rules_source is None else str(rules_source)
     if priced:
         add_exact(summary, priced, rules)
     if args.ceiling:
