@@ -1,12 +1,14 @@
 """The must-show figures of the learners that count (issue 21), on the issue's game: 6 decks, H17,
 DAS, late surrender, splits to 4 hands, 75% penetration, 3 seats (the default rules at 75%).
 
-    python benchmarks/learning_to_count.py --run-tabular RUN --run-linear benchmarks/results/linear-s1
+    python benchmarks/learning_to_count.py --run-tabular benchmarks/results/count-table-hilo-s1 \
+        --run-linear benchmarks/results/linear-default-s1
     python benchmarks/learning_to_count.py            # trains both first, with blackjack-train's defaults
 
-Without ``--run-tabular``/``--run-linear`` it trains the learner that is missing (``blackjack-train
---env shoe --algo tabular|linear --system hilo --bets 1,2,4,8 --seats 3 --seat all`` on the game,
-seed ``--train-seed``, default steps unless ``--train-steps``) into OUT/runs/. Then, on a seed not
+Without ``--run-tabular``/``--run-linear`` it trains the learner that is missing with blackjack-train's
+defaults on the game (``blackjack-train --env shoe --algo tabular|linear --set penetration=0.75``:
+Hi-Lo, bets 1, 2, 4, 8, one seat; seed ``--train-seed``, default steps unless ``--train-steps``) into
+OUT/runs/. Then, on a seed not
 used in training (``--seed``; refused when it is a run's training seed), ``--rounds`` paired rounds
 per table (default 1e8), every policy on identical shoes with the others at the table playing basic
 strategy:
@@ -83,10 +85,10 @@ def training_seed(run: Path) -> int:
 
 
 def train(algo: str, out: Path, seed: int, steps: float | None) -> Path:
-    """A run of ``algo`` on the issue's game, every seat learning (``--seat all``)."""
+    """A run of ``algo`` on the issue's game with blackjack-train's defaults (what the README measures)."""
     run = out / "runs" / f"{algo}-s{seed}"
-    argv = ["--env", "shoe", "--algo", algo, "--system", "hilo", "--bets", "1,2,4,8", "--seats", "3"]
-    argv += ["--seat", "all", "--set", *SETTINGS, "--seed", str(seed), "--out", str(run), "--no-progress"]
+    argv = ["--env", "shoe", "--algo", algo, "--set", *SETTINGS, "--seed", str(seed), "--out", str(run)]
+    argv += ["--no-progress"]
     if steps is not None:
         argv += ["--steps", str(int(steps))]
     if train_main(argv) != 0:
