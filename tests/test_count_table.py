@@ -282,18 +282,16 @@ def test_questions_are_answered_in_the_casino_order_from_paired_differences() ->
 
 def test_rollouts_measure_every_near_answer_at_every_decision(learned: CountTableAgent) -> None:
     """16 v 10's stand and hit are both measured at every one of its decisions (no exploration
-    needed), double against hit only where doubling was legal (first decisions), and a far answer
-    (doubling hard 20) only at about one decision in FAR_EVERY."""
+    needed), and doubling it, a far answer that is legal at most of them (first decisions), only
+    at about one decision in FAR_EVERY."""
     from blackjack_env import engine as E
     from blackjack_env.agents.count_table import FAR_EVERY, PAIR_ID, W
     from blackjack_env.strategy import row_of_label
 
     sixteen = learned.stats[:, row_of_label("hard", "16"), 9].sum(axis=0)  # against a ten
     assert sixteen[PAIR_ID[E.STAND, E.HIT], W] == sixteen[:, W].max() > 10_000
-    assert 0 < sixteen[PAIR_ID[E.HIT, E.DOUBLE], W] < sixteen[PAIR_ID[E.STAND, E.HIT], W]
-    twenty = learned.stats[:, row_of_label("hard", "20"), 5].sum(axis=0)  # against a 6
-    share = twenty[PAIR_ID[E.STAND, E.DOUBLE], W] / twenty[PAIR_ID[E.STAND, E.HIT], W]
-    assert share < 2.0 / FAR_EVERY
+    share = sixteen[PAIR_ID[E.STAND, E.DOUBLE], W] / sixteen[PAIR_ID[E.STAND, E.HIT], W]
+    assert 0 < share < 2.0 / FAR_EVERY
     assert learned.decisions > learned.rounds and learned.rollouts > learned.rounds
 
 
