@@ -45,9 +45,10 @@ standard deviations of the count at the cut card either side of where it starts,
 
 The export (:meth:`CountTableAgent.to_strategy`) is a counting strategy: the system, the ramp that
 maximises the learned EV (each bucket bets the allowed bet with the highest bet x learned value per
-unit bet: the largest where it is positive, the smallest where negative, the smallest in a bucket
-with fewer than ``MIN_BUCKET_ROUNDS`` rounds), and the learned deviations as index entries
-(see :func:`fit_question`). The simulator plays it exactly as ``blackjack-evaluate`` does.
+unit bet: the largest where it is positive, the smallest where negative; a bucket with fewer than
+``MIN_BUCKET_ROUNDS`` rounds bets as the bucket below it, the lowest the smallest bet above 0),
+and the learned deviations as index entries (see :func:`fit_question`). The simulator plays it
+exactly as ``blackjack-evaluate`` does.
 """
 
 from __future__ import annotations
@@ -734,8 +735,8 @@ class CountTableAgent:
         values, _, weight = self.round_values()
         out = []
         for v, n in zip(values, weight, strict=True):
-            if n < MIN_BUCKET_ROUNDS:
-                out.append(self.bets[0] if self.bets[0] > 0 else self.bets[1])
+            if n < MIN_BUCKET_ROUNDS:  # too few rounds to tell: the bet of the bucket below it
+                out.append(out[-1] if out else self.bets[0] if self.bets[0] > 0 else self.bets[1])
             else:
                 out.append(max(self.bets, key=lambda b, v=v: (b * v, -b)))
         return out

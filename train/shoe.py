@@ -37,8 +37,6 @@ from blackjack_env.train_columns import SHOE_COLUMNS
 HILO_FILE = "hilo-i18-fab4-ev-max.json"
 #: The calibration run of the Hi-Lo baseline's bets is this many times --eval-rounds.
 CALIBRATION_FACTOR = 10
-#: Rounds a whole true count needs in the calibration run before Hi-Lo bets more than the minimum there.
-MIN_CALIBRATION_ROUNDS = 1000
 
 
 def load_system(spec: str) -> CountingSystem:
@@ -84,15 +82,21 @@ def seat_of(text: str, seats: int) -> int:
 
 
 def ev_max_ramp(by_count: list[dict[str, Any]], bets: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
-    """The EV-maximising ramp over ``bets`` from a flat-bet run's EV per unit bet by whole true count."""
-    low = bets[0]
-    pairs: list[tuple[float, float]] = [(float(by_count[0]["true_count"]), low)]
-    for row in by_count[1:]:
-        ev = row["ev_per_unit_bet"]
-        bet = bets[-1] if row["rounds_played"] >= MIN_CALIBRATION_ROUNDS and ev > 0 else low
-        if bet != pairs[-1][1]:
-            pairs.append((float(row["true_count"]), bet))
-    return tuple(pairs)
+    """The EV-maximising ramp over ``bets`` from a flat-bet run's EV per unit bet by whole true count:
+    the smallest bet, and the largest from one true count on (the issue's "8 from the true count
+    where it turns positive"), that count chosen to maximise the calibration run's EV with those
+    bets: the threshold t maximising the summed results of the rounds at t or above. A count with
+    few rounds weighs by its few rounds, so a sparse count's noise cannot drop the bet back."""
+    low, high = bets[0], bets[-1]
+    counts = [float(row["true_count"]) for row in by_count]
+    results = [row["ev_per_unit_bet"] * row["rounds_played"] for row in by_count]
+    tails = [sum(results[i:]) for i in range(len(results))]  # high from counts[i] on
+    best = max(range(len(tails)), key=lambda i: (tails[i], -i))
+    if tails[best] <= 0:
+        return ((counts[0], low),)
+    if best == 0:
+        return ((counts[0], high),)
+    return ((counts[0], low), (counts[best], high))
 
 
 def hilo_ev_max(
