@@ -316,7 +316,7 @@ def test_short_run_exports_insurance(learned: CountTableAgent) -> None:
 
 def test_saved_run_exports_the_known_strong_deviations() -> None:
     """The committed default run (benchmarks/results/count-table-hilo-s1: blackjack-train --env shoe
-    --set penetration=0.75 --seed 1, 2e9 rounds in one seat, 17 minutes on one core): its export,
+    --set penetration=0.75 --seed 1, 2e9 rounds in one seat, 22 minutes on one core): its export,
     recomputed from its statistics, is the counting JSON it wrote, and holds Hi-Lo's best-known
     indices where published tables put them (insurance +3, 16 v 10 stand 0, 15 v 10 surrender 0,
     14 v 10 surrender +3, 12 v 3 and 12 v 2 stand +2 and +3, within a bucket), learned from nothing."""
