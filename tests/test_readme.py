@@ -99,6 +99,8 @@ def shrink(words: list[str]) -> list[str]:
         for flag, value in (("--steps", steps), ("--eval-every", steps)):
             if flag in out:
                 out[out.index(flag) + 1] = str(value)
+            elif not resume:  # a command on the defaults (a shoe learner's is 2e9 rounds) is shrunk too
+                out += [flag, str(value)]
         if not resume:
             out += ["--eval-rounds", str(SMALL_ROUNDS), "--no-progress"]
             if ppo:
