@@ -68,7 +68,17 @@ from blackjack_env import count_policy as CP
 from blackjack_env import engine as E
 from blackjack_env.counting import VALUE_WEIGHTS, CountingStrategy, CountingSystem, IndexEntry
 from blackjack_env.rules import Rules
-from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, table_cell, up_label
+from blackjack_env.strategy import (
+    N_PLAY,
+    N_ROWS,
+    N_UP,
+    PAIR_BASE,
+    StrategyTable,
+    row_label,
+    table_cell,
+    table_decision,
+    up_label,
+)
 from blackjack_env.table import EVERY_SEAT, POLICY_TABLE, play_until
 
 from .tabular import MAX_DECISIONS
@@ -179,16 +189,6 @@ def _bucket(spec, count):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _greedy_play(ranking, b, row, col, mask):
-    """The first legal action of the frozen policy's preference order for the cell and bucket."""
-    for k in range(N_PLAY):
-        a = ranking[b, row, col, k]
-        if mask[a]:
-            return a
-    return E.STAND
-
-
-@njit(cache=True, _nrt=False, inline="always")
 def _copy(dst, src):
     """dst[:] = src without numba's runtime (a slice assignment may need a temporary)."""
     for i in range(src.shape[0]):
@@ -214,22 +214,10 @@ def _rollout(seat_of_value, action, real, scratch, mask, game, policy, at_table)
     _copy(prngs[0], prngs0[0])
     play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
     while st[E.S_PHASE] != E.P_OVER:
-        a = E.STAND  # the settle phase: nothing to decide
-        if st[E.S_PHASE] != E.P_SETTLE:
-            a = _decide(st, hands, mask, params, spec, ranking, ins_take)
+        b = _bucket(spec, CP.true_count(params, st))
+        a = table_decision(ranking[b], ins_take[b], st, hands)  # STAND settles a round to settle
         play_until(st, hands, shoe, rv, res, a, stop, kinds, actions, insurance, mask, prngs, None, at_table)
     return res[seat_of_value * E.RES_SIZE + E.RES_REWARD]
-
-
-@njit(cache=True, _nrt=False)
-def _decide(st, hands, mask, params, spec, ranking, ins_take):
-    """The frozen greedy policy's answer for the acting hand (``mask`` is left holding its legal set)."""
-    b = _bucket(spec, CP.true_count(params, st))
-    if st[E.S_PHASE] == E.P_INSURANCE:
-        return E.INSURANCE if ins_take[b, st[E.S_NATURAL]] else E.NO_INSURANCE
-    E.legal_mask(st, hands, mask)
-    row, col, _ = table_cell(st, hands)
-    return _greedy_play(ranking, b, row, col, mask)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -279,8 +267,8 @@ def _learn_chunk(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pr
                 continue
             s = E.acting_seat(st, at_table)
             d = depth[s]
-            best = _decide(st, hands, mask, params, spec, ranking, ins_take)
             b = _bucket(spec, CP.true_count(params, st))
+            best = table_decision(ranking[b], ins_take[b], st, hands)
             trace[s, d, 0] = b
             trace[s, d, 3] = best
             measured = 0
@@ -291,6 +279,7 @@ def _learn_chunk(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pr
                 values[s, d, 0] = _rollout(s, other, real, scratch, mask, game, policy, at_table)
                 totals[T_ROLLOUTS] += 1
             else:
+                E.legal_mask(st, hands, mask)
                 row, col, _ = table_cell(st, hands)
                 trace[s, d, 1] = row
                 trace[s, d, 2] = col
