@@ -47,7 +47,14 @@ PROG = "blackjack-evaluate"
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="blackjack-evaluate",
+        usage="%(prog)s [report | sweep] [options]",
         description="Simulate a policy and report its EV per initial bet with a 95% confidence interval.",
+        epilog="subcommands:\n"
+        "  blackjack-evaluate report ...  an evaluation report of a policy (Markdown, HTML, JSON, figures);\n"
+        "                                 see blackjack-evaluate report --help\n"
+        "  blackjack-evaluate sweep ...   counting systems x bet spreads x penetrations on identical shoes;\n"
+        "                                 see blackjack-evaluate sweep --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_simulation_arguments(parser, run_default=True)
     parser.add_argument("--baseline", default=None, help="compare with this policy on identical cards (e.g. basic)")

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
+from blackjack_env import __version__
 from blackjack_env.engine import MAX_SEATS
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules, field_names
 from blackjack_env.simulate import Policy, Table
@@ -37,7 +38,11 @@ class CliError(Exception):
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors (a bad number, an unknown choice) are one line,
     ``PROG: error: ...``, exit code 2, like every other error of the commands: no usage block
-    before the message (``--help`` shows it)."""
+    before the message (``--help`` shows it). Every command built on it answers ``--version``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")

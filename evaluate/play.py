@@ -478,7 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=None, help="seed of the shoe: the same seed deals the same cards")
     parser.add_argument("--seats", type=int, default=1, help="boxes at the table, 1-7 (the others play basic strategy)")
     parser.add_argument("--seat", type=int, default=0, help="your box, 0 (dealt first) .. seats-1")
-    shoe_help = f"deal one shoe to a cut card ({SHOE_PENETRATION:.0%} unless --set penetration)"
+    # argparse %-formats help text: the percent sign is doubled
+    shoe_help = f"deal one shoe to a cut card ({SHOE_PENETRATION:.0%}% unless --set penetration)"
     parser.add_argument("--shoe", action="store_true", help=shoe_help)
     # stacked rounds for tests and demonstrations: --cards 8,A,8,K (repeat for later rounds)
     parser.add_argument("--cards", type=_stacked_round, action="append", default=[], help=argparse.SUPPRESS)

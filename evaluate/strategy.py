@@ -25,21 +25,13 @@ from blackjack_env.solver import ACTION_NAMES, Removal, Solution, effects_of_rem
 from blackjack_env.solver.indices import check_rules, load_system
 from blackjack_env.strategy import CHART_UPS, N_ROWS, row_label, up_label
 
-from .options import add_rules_arguments, rules_from_args
+from .options import OneLineParser, add_rules_arguments, rules_from_args
 
 FORMATS = ("chart", "json", "csv")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a bad argument is one line on stderr (exit code 2)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="blackjack-strategy",
         description="Print the exact total-dependent basic strategy and its EV for a rule set.",
     )

@@ -25,7 +25,6 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-m",
             "pip",
             "wheel",
-            "--quiet",
             "--no-deps",
             "--no-build-isolation",
             "-w",
@@ -36,8 +35,25 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         text=True,
     )
     assert done.returncode == 0, done.stderr
+    # setuptools' warnings (a folder it would leave out of the wheel, a bad license field) are a
+    # packaging mistake: a user's pip install would print them too
+    assert "would be ignored" not in done.stdout + done.stderr
+    assert "BuildBackendWarning" not in done.stdout + done.stderr
     (built,) = out.glob("blackjack_env-*.whl")
     return built
+
+
+def test_the_wheel_ships_the_license_and_the_one_version(wheel: Path) -> None:
+    """LICENSE (MIT, as the metadata says) is in the wheel; the version is blackjack_env.__version__."""
+    import blackjack_env
+
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    (license_file,) = [name for name in names if name.endswith(".dist-info/licenses/LICENSE")]
+    assert archive.read(license_file).decode().startswith("MIT License")
+    assert wheel.name.startswith(f"blackjack_env-{blackjack_env.__version__}-")
+    (metadata,) = [name for name in names if name.endswith(".dist-info/METADATA")]
+    assert "License-Expression: MIT" in archive.read(metadata).decode()
 
 
 def test_the_wheel_has_one_top_level_package(wheel: Path) -> None:
