@@ -8,15 +8,16 @@ Two caches use them:
   the result is computed again rather than read back;
 * numba's compiled code: numba keys a cached function by its own file only, so a kernel that inlined an
   engine function kept running the old engine after ``engine.py`` changed. :func:`use_numba_cache`
-  (called by ``blackjack_env/__init__.py`` before any compiled module is imported) points numba's cache
-  at a folder named by :func:`compiled_key`, so changed code compiles afresh and unchanged code still
-  loads from the cache.
+  (called by ``blackjack_env/__init__.py`` before any compiled module is imported) gives numba a cache
+  locator for this package's own files that puts their cache in a folder named by :func:`compiled_key`,
+  so changed code compiles afresh and unchanged code still loads from the cache. The process
+  environment and numba's settings are left alone: a user's own kernels cache where they always did.
 
 Neither cache is left to grow: every code change makes a new numba folder (a few MB) and new solver
 files, so :func:`prune` removes the ones unused for :data:`MAX_IDLE_DAYS` when a new one is made (and
 numba folders beyond the :data:`NUMBA_KEEP` most recently used), never the one in use.
 
-Only the standard library is imported here: this runs before numba is configured.
+Only the standard library is imported at module level; numba only by :func:`use_numba_cache`.
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ PACKAGE = "blackjack_env"
 #: Subpackages installed from folders outside the package's own (pyproject.toml's package-dir).
 ELSEWHERE = ("agents", "train", "evaluate")
 _NJIT = re.compile(r"^[ \t]*@(?:numba\.)?n?jit\b", re.MULTILINE)
-#: Set beside NUMBA_CACHE_DIR when this module chose it, so a child process tells it from a user's own.
-_MARK = "BLACKJACK_ENV_NUMBA_CACHE"
 #: A cache entry unused this long is removed when a new entry is made beside it.
 MAX_IDLE_DAYS = 30.0
 #: numba cache folders kept besides the one in use (each is 2-20 MB; an edit session makes dozens).
@@ -236,27 +235,63 @@ def prune(
     return removed
 
 
-def use_numba_cache() -> str | None:
-    """Point numba's cache at ``cache_root()/numba/<compiled_key()>`` unless the user set
-    NUMBA_CACHE_DIR (then numba's own per-file keying applies, as numba documents); returns the folder
-    chosen, or None where the user's setting stands.
+def package_folders() -> tuple[Path, ...]:
+    """The folders holding this package's source: its own and those installed from elsewhere."""
+    folders = []
+    for package in (PACKAGE, *(f"{PACKAGE}.{name}" for name in ELSEWHERE)):
+        spec = _spec(package)
+        folders += [Path(f).resolve() for f in (spec.submodule_search_locations or [])] if spec is not None else []
+    return tuple(folders)
 
-    Set through the environment (numba re-reads its NUMBA_* variables before each compilation, so a
-    value written only to ``numba.config`` could be undone) and in ``numba.config`` where numba is
-    already imported; child processes inherit it, and the mark beside it lets a child running other
-    code choose its own folder."""
-    current = os.environ.get("NUMBA_CACHE_DIR")
-    if current and current != os.environ.get(_MARK):
+
+def use_numba_cache() -> str | None:
+    """Cache this package's compiled kernels in ``cache_root()/numba/<compiled_key()>`` unless the user
+    set NUMBA_CACHE_DIR (then numba's own per-file keying applies to every kernel, as numba documents);
+    returns the folder chosen, or None where the user's setting stands.
+
+    Done with a cache locator that numba asks first and that answers only for files of this package
+    (numba's ``CacheImpl._locator_classes``, the hook numba's own locators use): nothing is written to
+    the process environment or to numba's settings, so the user's own kernels, and every child process,
+    keep numba's default cache places. A child process that imports this package installs the same
+    locator and reaches the same folder (the key is a hash of the same source)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
         return None
     path = cache_root() / "numba" / compiled_key()
     if path.is_dir():
         touch(path)
     else:  # new code: this is when old folders pile up
         prune(path.parent, path.name, NUMBA_FOLDER, keep=NUMBA_KEEP)
-    folder = str(path)
-    os.environ["NUMBA_CACHE_DIR"] = folder
-    os.environ[_MARK] = folder
-    config = sys.modules.get("numba.core.config")
-    if config is not None:
-        config.CACHE_DIR = folder  # type: ignore[attr-defined]
-    return folder
+    _install_locator(str(path), package_folders())
+    return str(path)
+
+
+def _install_locator(folder: str, sources: tuple[Path, ...]) -> None:
+    """Put the package's cache locator (for files under ``sources``, caching in ``folder``) first in
+    numba's list of locators, replacing one installed before."""
+    from numba.core import caching, config
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # named _CacheImpl before numba 0.62
+    roots = tuple(str(root) + os.sep for root in sources)
+
+    class PackageCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """numba's locator for a cache folder of the user's, for this package's files, in ``folder``."""
+
+        package_locator = True
+
+        def __init__(self, py_func: object, py_file: str) -> None:
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno  # type: ignore[attr-defined]
+            self._cache_path = os.path.join(folder, self.get_suitable_cache_subpath(py_file))
+
+        def get_cache_path(self) -> str:
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func: object, py_file: str):  # type: ignore[no-untyped-def]
+            if config.CACHE_DIR or not os.path.realpath(py_file).startswith(roots):
+                return None  # the user's NUMBA_CACHE_DIR, or not this package's file: numba's own locators
+            return super().from_function(py_func, py_file)
+
+    locators = impl._locator_classes
+    locators[:] = [c for c in locators if not getattr(c, "package_locator", False)]
+    locators.insert(0, PackageCacheLocator)

@@ -12,7 +12,6 @@ import shutil
 import time
 from pathlib import Path
 
-import numba
 import pytest
 
 from blackjack_env import _source
@@ -106,10 +105,9 @@ def test_numba_s_folder_for_new_code_prunes_its_old_siblings_and_a_used_one_is_t
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    # use_numba_cache sets these (and numba's config): restored after the test
-    monkeypatch.setenv("NUMBA_CACHE_DIR", "set-by-this-package")
-    monkeypatch.setenv(_source._MARK, "set-by-this-package")
-    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    # use_numba_cache installs numba's locator for the package's files: the one in use is restored
+    monkeypatch.setattr(_source, "_install_locator", lambda folder, sources: None)
     root = tmp_path / "blackjack-env" / "numba"
     now = time.time()
     keep = _source.NUMBA_KEEP

@@ -98,15 +98,43 @@ def test_the_subpackages_installed_from_elsewhere_are_pyproject_s() -> None:
 
 
 def test_numba_s_cache_is_the_source_keyed_folder_unless_the_user_chose_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    import numba
+    from blackjack_env import engine
 
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        pytest.skip("the user's NUMBA_CACHE_DIR holds every kernel's cache")
     folder = str(_source.cache_root() / "numba" / _source.compiled_key())
-    if os.environ.get(_source._MARK) is not None:  # this process chose it (no NUMBA_CACHE_DIR of the user's)
-        assert numba.config.CACHE_DIR == folder == os.environ["NUMBA_CACHE_DIR"]
+    assert engine.hand_total._cache._cache_path.startswith(folder + os.sep)
     monkeypatch.setenv("NUMBA_CACHE_DIR", "/users/own/choice")
-    monkeypatch.delenv(_source._MARK, raising=False)
-    assert _source.use_numba_cache() is None
+    assert _source.use_numba_cache() is None  # and numba's own locator for that folder answers first
     assert os.environ["NUMBA_CACHE_DIR"] == "/users/own/choice"
+
+
+USERS_OWN = """
+import json, os, sys
+import blackjack_env
+from numba import njit
+sys.path.insert(0, sys.argv[1])
+import users_kernel
+from blackjack_env import engine
+print(json.dumps({"env": os.environ.get("NUMBA_CACHE_DIR"), "users": users_kernel.twice._cache._cache_path,
+                  "ours": engine.hand_total._cache._cache_path}))
+"""
+
+
+def test_the_users_own_kernels_and_environment_are_left_alone(tmp_path: Path) -> None:
+    """Importing the package sets no NUMBA_CACHE_DIR and leaves a user's own kernel in numba's default
+    place (its __pycache__ beside its file); only the package's kernels go to the package's folder."""
+    (tmp_path / "users_kernel.py").write_text(
+        "from numba import njit\n\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "home")
+    done = subprocess.run([sys.executable, "-c", USERS_OWN, str(tmp_path)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["env"] is None
+    assert seen["users"] == str(tmp_path / "__pycache__")
+    assert seen["ours"].startswith(str(tmp_path / "home" / "blackjack-env" / "numba"))
 
 
 # A kernel in strategy.py that inlines an engine function: numba's own cache, keyed by strategy.py,
@@ -122,13 +150,14 @@ RUN = """
 import json, numba
 from blackjack_env import _source, strategy
 result = strategy._probe_soft_17_stands()
-print(json.dumps({"stands": bool(result), "cache_hits": sum(strategy._probe_soft_17_stands.stats.cache_hits.values()),
-                  "numba_dir": numba.config.CACHE_DIR, "solver_key": _source.code_key("solver.solution")}))
+probe = strategy._probe_soft_17_stands
+print(json.dumps({"stands": bool(result), "cache_hits": sum(probe.stats.cache_hits.values()),
+                  "numba_dir": probe._cache._cache_path, "solver_key": _source.code_key("solver.solution")}))
 """
 
 
 def _run(copy: Path, home: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", _source._MARK, "NUMBA_DISABLE_JIT")}
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")}
     env.update(PYTHONPATH=str(copy), XDG_CACHE_HOME=str(home))
     out = subprocess.run([sys.executable, "-c", RUN], cwd=copy, env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.splitlines()[-1])
