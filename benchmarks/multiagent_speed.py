@@ -60,8 +60,13 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name}: skipped ({error})")
             continue
         games[name] = module.raw_env
-    for name, make in games.items():
-        print(f"{name:<34} {steps_per_second(make, args.seconds):>10,.0f} steps/s")
+    rates = {name: steps_per_second(make, args.seconds) for name, make in games.items()}
+    ours = [name for name in rates if name.startswith("blackjack")]
+    for name, rate in rates.items():
+        ratios = "" if name in ours else "   blackjack: " + ", ".join(f"{rates[o] / rate:.1f}x" for o in ours)
+        print(f"{name:<34} {rate:>10,.0f} steps/s{ratios}")
+    if len(rates) > len(ours):
+        print(f"(blackjack: the {' and the '.join(name.removeprefix('blackjack ') for name in ours)}, per peer)")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import settings
 
 from blackjack_env import Action, BlackjackEnv, Rules
 
@@ -26,11 +25,16 @@ N = Action.NO_INSURANCE
 
 RulesLike = Rules | str | Mapping[str, Any] | None
 
-# Property tests draw the same examples on every run (a failure is reproduced by rerunning), with no
-# example database carried between runs; `pytest --hypothesis-profile=explore` draws new ones each run.
-settings.register_profile("deterministic", derandomize=True, database=None)
-settings.register_profile("explore", derandomize=False)
-settings.load_profile("deterministic")
+try:  # the dev extra's; the core install's own tests (test_core_install.py) run without it
+    from hypothesis import settings
+except ImportError:
+    pass
+else:
+    # Property tests draw the same examples on every run (a failure is reproduced by rerunning), with no
+    # example database carried between runs; `pytest --hypothesis-profile=explore` draws new ones each run.
+    settings.register_profile("deterministic", derandomize=True, database=None)
+    settings.register_profile("explore", derandomize=False)
+    settings.load_profile("deterministic")
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ import argparse
 from typing import Any
 
 import ray
+import torch
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
@@ -36,6 +37,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=2000, help="env steps per training iteration")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    # a small network: one torch thread is faster and leaves the cores to the env runners
+    torch.set_num_threads(1)
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     register_env(ENV_NAME, make_env)
     config = (
