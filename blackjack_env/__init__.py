@@ -3,6 +3,7 @@
 ``import blackjack_env`` registers ``blackjack_env/Blackjack-v0`` (one round) and
 ``blackjack_env/BlackjackShoe-v0`` (a shoe dealt to the cut card, a bet before every round);
 ``gymnasium.make`` returns the env itself (no wrappers), so ``env.action_masks()`` works on it.
+``sample_legal(info["action_mask"], rng)`` draws a legal action per table of any vector env of them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from gymnasium.envs.registration import register, registry  # noqa: E402
 from .env import Action, BlackjackEnv, Phase  # noqa: E402
 from .rules import DEFAULT_PRESET, PRESETS, Rules  # noqa: E402
 from .shoe_env import BlackjackShoeEnv  # noqa: E402
+from .vector import sample_legal  # noqa: E402
 
 ENV_ID = "blackjack_env/Blackjack-v0"
 SHOE_ENV_ID = "blackjack_env/BlackjackShoe-v0"
@@ -53,5 +55,6 @@ __all__ = [
     "BlackjackShoeEnv",
     "Phase",
     "Rules",
+    "sample_legal",
 ]
 __version__ = "0.1.0"

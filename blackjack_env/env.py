@@ -156,9 +156,10 @@ class LegalActions(spaces.Discrete):
     """``Discrete(n)`` whose plain ``sample()`` draws among the actions legal right now.
 
     Generic tools (Gymnasium's and SB3's env checkers, random rollouts) call ``sample()`` with no
-    mask; drawing from the live mask keeps them from stepping illegal actions. After a round ends
-    it returns STAND, which opens every round that has no insurance question. An explicit
-    ``mask`` or ``probability`` argument behaves exactly as in ``Discrete``.
+    mask; drawing from the live mask keeps them from stepping illegal actions. After the episode
+    ends it returns STAND, the one id a finished env's mask holds (the env itself must then be
+    reset; a vector env's autoreset ignores the action). An explicit ``mask`` or ``probability``
+    argument behaves exactly as in ``Discrete``.
 
     Right after ``seed(s)`` (before the env's next reset or step) a sample is drawn for the first
     decision of the episode that ``reset(seed=s)`` would start (a dry run of the env's, when it
@@ -367,7 +368,11 @@ class BlackjackEnv(gym.Env):
     fewer than 12 cards are unseen (the shoe might run out mid-round) the dealt result is paid.
 
     ## Episode End
-    The episode terminates when the round is settled. It is never truncated.
+    The episode terminates when the round is settled. It is never truncated. On that step
+    ``info["action_mask"]`` and ``action_masks()`` hold STAND alone, as a finished table's mask does
+    in every vector env (Gymnasium's ``"sync"`` and ``"async"`` modes and the native one): its next
+    step there is the autoreset, which ignores the action. The env itself must be reset:
+    ``step()`` on a finished episode raises ``RuntimeError``.
 
     ## Arguments
     ``gymnasium.make("blackjack_env/Blackjack-v0", rules=..., count_obs="none", render_mode=None, reward="sampled")``
@@ -483,8 +488,12 @@ class BlackjackEnv(gym.Env):
         return self._obs.copy(), reward, bool(terminated), False, info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions now, bool[7] (sb3-contrib's MaskablePPO calls this)."""
-        return self._mask.copy()
+        """Legal actions now, bool[n_actions] (sb3-contrib's MaskablePPO calls this). Once the
+        episode is over: STAND alone (see Episode End; stepping then raises ``RuntimeError``)."""
+        mask = self._mask.copy()
+        if self._seeded and self._episode_over():
+            mask[E.STAND] = True  # the engine's mask stays empty: step() refuses every action
+        return mask
 
     def render(self) -> str | np.ndarray | None:
         if not self._seeded:
@@ -555,8 +564,9 @@ class BlackjackEnv(gym.Env):
         return self._st[E.S_PHASE] == E.P_OVER
 
     def _info(self, settled: bool) -> dict[str, Any]:
-        """The step's info: the mask, and the round's summary on the step that settled it."""
-        info: dict[str, Any] = {"action_mask": self._mask.copy()}
+        """The step's info: the mask (``action_masks()``), and the round's summary on the step
+        that settled it."""
+        info: dict[str, Any] = {"action_mask": self.action_masks()}
         if settled:
             info.update(self.round_summary())
         return info

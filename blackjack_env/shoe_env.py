@@ -126,7 +126,8 @@ class BlackjackShoeEnv(BlackjackEnv):
     ## Episode End
     Terminated on the step that settles the last round before the shuffle: the round in which the
     shoe reached the cut card (``int(penetration * 52 * decks)`` cards dealt; the round in which it
-    comes out is finished). Never truncated.
+    comes out is finished). Never truncated. On that step the mask holds STAND alone, as in
+    Blackjack-v0 (what a vector env's autoreset step ignores); the env must then be reset.
 
     ## Arguments
     ``gymnasium.make("blackjack_env/BlackjackShoe-v0", rules=..., bets=(1, 2, 4, 8), seats=1,

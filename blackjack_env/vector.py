@@ -7,6 +7,12 @@ returns :class:`BlackjackVectorEnv`, and ``"blackjack_env/BlackjackShoe-v0"``
 seeded with ``seed + i`` plays. Finished episodes are reset on the next step (Gymnasium's default
 next-step autoreset: that step ignores the table's action and returns the new episode's first
 observation with reward 0).
+
+Gymnasium's own ``vectorization_mode="sync"`` and ``"async"`` step single envs instead; their
+``info["action_mask"]`` is the same bool[N, n_actions] batch (with Gymnasium's ``_action_mask``
+flags), a finished table's row STAND alone in every mode, but their ``action_space`` is a plain
+``MultiDiscrete`` whose ``sample()`` ignores legality. :func:`sample_legal` draws a legal action
+per table from the batch mask in all three modes.
 """
 
 from __future__ import annotations
@@ -113,13 +119,46 @@ def _step_tables(
     return -1
 
 
+def _uniform_legal(legal: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per row of a bool mask (..., n_actions), an id drawn uniformly among its True entries (0
+    in a row with none): a uniform key per legal id, -1 for the others, and the largest wins."""
+    return np.where(legal, rng.random(legal.shape), -1.0).argmax(axis=-1)
+
+
+def sample_legal(mask: Any, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random legal action for every table of a batch, drawn from its mask.
+
+    ``mask`` is the batch mask, bool (or 0/1) of shape (N, n_actions): ``info["action_mask"]`` of
+    ``gymnasium.make_vec`` of either env in any ``vectorization_mode`` (``"sync"``, ``"async"``,
+    ``"vector_entry_point"``), or the native vector env's ``action_masks()``. A single env's mask
+    (n_actions,) gives one action. Returns int64 of shape ``mask.shape[:-1]``: row i's action drawn
+    uniformly among row i's legal ids with ``rng`` (N * n_actions uniforms per call, so a seeded
+    ``rng`` gives the same actions on the same masks). A finished table's row holds STAND alone
+    and gets it; its step, the autoreset, ignores it.
+
+    Raises ``ValueError`` for a row with no legal action (the envs report none once reset) or a
+    mask of another shape.
+    """
+    legal = np.asarray(mask)
+    if legal.ndim not in (1, 2) or legal.shape[-1] == 0:
+        raise ValueError(f"mask must have shape (N, n_actions) or (n_actions,), got shape {legal.shape}")
+    legal = legal.astype(np.bool_, copy=False)
+    empty = np.flatnonzero(~legal.any(axis=-1))
+    if len(empty):
+        where = "the mask" if legal.ndim == 1 else f"row {empty[0]} of the mask"
+        raise ValueError(f"{where} has no legal action (no episode running: call reset() first)")
+    return _uniform_legal(legal, rng).astype(np.int64)
+
+
 class LegalActionBatch(spaces.MultiDiscrete):
     """The batched action space whose plain ``sample()`` draws a legal action at every table.
 
     As in the single env (:class:`blackjack_env.env.LegalActions`), a sample with no mask draws
-    uniformly among the actions legal now, per table; a table whose episode just ended (its next
-    step is the autoreset, which ignores the action) has STAND alone in its mask, and gets it. An explicit ``mask`` or
-    ``probability`` behaves exactly as in ``MultiDiscrete``.
+    uniformly among the actions legal now, per table (:func:`sample_legal` with the space's
+    ``np_random``); a table whose episode just ended (its next step is the autoreset, which
+    ignores the action) has STAND alone in its mask, and gets it; before the first reset every
+    table gets STAND. An explicit ``mask`` or ``probability`` behaves exactly as in
+    ``MultiDiscrete``.
     """
 
     def __init__(self, live_mask: np.ndarray, seed: int | None = None) -> None:
@@ -129,9 +168,7 @@ class LegalActionBatch(spaces.MultiDiscrete):
     def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
         if mask is not None or probability is not None:
             return super().sample(mask=mask, probability=probability)
-        # a uniform key per legal action, -1 for illegal ones: the largest is a uniform legal choice
-        keys = np.where(self._live_mask, self.np_random.random(self._live_mask.shape), -1.0)
-        actions = keys.argmax(axis=1).astype(self.dtype)
+        actions = _uniform_legal(self._live_mask, self.np_random).astype(self.dtype)
         actions[~self._live_mask.any(axis=1)] = E.STAND
         return actions
 
@@ -143,7 +180,8 @@ class BlackjackVectorEnv(VectorEnv):
     ``action_masks()`` returns bool[N, 7]; ``info["action_mask"]`` holds the same after every
     reset and step. A table whose episode just ended has STAND alone in its mask: its next step
     is the autoreset, which ignores the action, so sampling code such as
-    ``rng.choice(np.flatnonzero(mask[i]))`` or a masked policy never meets an empty mask.
+    ``rng.choice(np.flatnonzero(mask[i]))``, :func:`sample_legal` or a masked policy never meets
+    an empty mask (as in Gymnasium's ``"sync"`` and ``"async"`` modes over the single env).
     ``action_space.sample()`` draws a legal action at every table. Rewards are float64[N],
     terminations bool[N] (never truncated).
     """

@@ -64,8 +64,8 @@ class DictObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     1 for legal); TorchRL's ``ActionMask`` wants ``mask_dtype=bool``. ``encoding="one_hot"``
     turns the ``MultiDiscrete`` observation into a flat float32 one-hot vector (what
     Stable-Baselines3's ``MlpPolicy`` does inside, for libraries that expect a ``Box``). The
-    mask is the env's ``action_masks()`` after each reset and step (all zeros once the episode is
-    over), which the wrapper still offers.
+    mask is the env's ``action_masks()`` after each reset and step (STAND alone once the episode
+    is over), which the wrapper still offers.
     """
 
     def __init__(

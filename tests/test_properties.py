@@ -193,7 +193,7 @@ def play_random_round(
         if ledger is not None:
             ledger.check(env)
         if terminated:
-            assert not info["action_mask"].any()
+            assert np.flatnonzero(info["action_mask"]).tolist() == [Action.STAND]
             assert env.observation_space.contains(obs)
             check_count_observation(env, obs)
             return reward, info, trace

@@ -265,7 +265,7 @@ def test_cut_card_ends_the_episode_after_the_round_it_came_out_in(penetration: f
         last = k == rounds - 1
         assert terminated is last, (k, dealt, cut)
         assert (dealt >= cut) is last
-        assert bool(info["action_mask"].any()) is not last  # a finished episode has no legal action
+        assert (np.flatnonzero(info["action_mask"]).tolist() == [S]) is last  # finished: STAND alone
     with pytest.raises(RuntimeError, match="reset"):
         env.step(BET)
     obs, info = env.reset()  # a fresh shuffle
@@ -375,7 +375,7 @@ def play_shoe(env: BlackjackShoeEnv, seed: int, policy_seed: int) -> list[Any]:
         assert terminated is (info["cards_dealt"] >= cut or ran_dry)  # the cut card came out (or the shoe ran dry)
         ran_dry = False
         if terminated:
-            assert not info["action_mask"].any()
+            assert np.flatnonzero(info["action_mask"]).tolist() == [S]
             return trace
         assert obs[0] == 4
     raise AssertionError("the shoe did not end")

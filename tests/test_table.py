@@ -115,7 +115,7 @@ def play_table(
         if not terminated:
             assert reward == 0.0
     assert terminated, f"the round is still live after {len(actions)} actions; legal: {legal(env.action_masks())}"
-    assert not info["action_mask"].any()
+    assert legal(info["action_mask"]) == {Action.STAND}  # a finished round's mask
     assert len(table_seats(info)) == seats
     assert ("seats" in info) is (seats > 1)
     for s in table_seats(info):
