@@ -594,14 +594,8 @@ class BlackjackEnv(gym.Env):
             summary["seats"] = [self._seat_summary(s) for s in range(self.seats)]
         return summary
 
-    def _seat_value(self, s: int, field: int) -> int:
-        return int(self._st[E.S_SEAT_BASE + s * E.SEAT_FIELDS + field])
-
     def _seat_summary(self, s: int) -> dict[str, Any]:
         return seat_summary(self._st, self._hands, self._res, s)
-
-    def _hand_codes(self, row: int) -> list[int]:
-        return [int(c) for c in self._hands[row, E.H_CARDS : E.H_CARDS + self._hands[row, E.H_N]]]
 
     def _stacked_codes(self, options: dict[str, Any] | None) -> list[int]:
         """options['cards'] as engine codes, checked against the shoe's size."""
@@ -627,36 +621,16 @@ class BlackjackEnv(gym.Env):
         raise ValueError(f"illegal action {action} ({name}) now; legal actions: {legal}")
 
     def _table_text(self) -> str:
-        dealer = dealer_summary(self._st)
-        if self._st[E.S_HOLE_HIDDEN]:
-            dealer_line = f"Dealer: {dealer['cards'][0]} ??"
-        else:
-            dealer_line = f"Dealer: {' '.join(dealer['cards'])}  ({dealer['total']})"
-        lines = [f"Rules: {self.rules.describe()}", dealer_line]
-        over = self._st[E.S_PHASE] == E.P_OVER
-        playing = self._st[E.S_PHASE] == E.P_PLAY
-        for s in range(self.seats):
-            if self.seats > 1:
-                who = "you" if s == self.seat else "other"
-                lines.append(f"Seat {s + 1} ({who})" + ("" if self._seat_value(s, E.SEAT_ACTIVE) else ": sits out"))
-            for i in range(self._seat_value(s, E.SEAT_NUM_HANDS)):
-                row = s * MAX_HANDS + i
-                cards = card_names(self._hand_codes(row))
-                total = int(E.hand_total(self._hands, row))
-                soft = "soft " if E.is_soft(self._hands[row, E.H_HARD], self._hands[row, E.H_ACES]) else ""
-                acting = playing and s == self.seat and row == self._st[E.S_CUR]
-                marker = "->" if acting else "  "
-                status = _STATUS_NAMES[int(self._hands[row, E.H_STATUS])]
-                bet = self._hands[row, E.H_BET]
-                line = f"{marker} Hand {i + 1}: {' '.join(cards):<16} {soft}{total:<3} bet {bet}  {status}"
-                if over:
-                    line += f"  result {self._res[s * E.RES_SIZE + i]:+g}"
-                lines.append(line)
-        agent_ins = self._seat_value(self.seat, E.SEAT_INS)
-        if agent_ins != E.INS_NONE:
-            lines.append(f"Insurance: {_INSURANCE_NAMES[agent_ins]}")
-        if over:
-            lines.append(f"Round result: {self._res[self.seat * E.RES_SIZE + E.RES_TOTAL]:+g}")
+        """The ``ansi`` text: the rules, the table's lines (``render.table_lines``: every seat's bet,
+        hands and results in table-minimum units), the agent's round result (its reward) and the
+        legal actions."""
+        from .render import amount, env_view, table_lines
+
+        view = env_view(self)
+        lines = [f"Rules: {self.rules.describe()}", *table_lines(view)]
+        if view.over:
+            mine = next(seat for seat in view.seats if seat["you"])
+            lines.append(f"Round result: {amount(mine['result'], sign=True)}")
         if self._mask.any():
             names = self._action_names()
             lines.append(f"Legal: {', '.join(names[a] for a in np.flatnonzero(self._mask))}")

@@ -183,6 +183,7 @@ class BlackjackTableEnv(AECEnv):
         self._mask = np.zeros(E.N_ACTIONS, np.bool_)
         self._obs = np.zeros(len(nvec), np.int64)
         self._levels = np.full(self.seats, -1, np.int64)  # each seat's bet this round (shoe games)
+        self._dealt_levels = self._levels.copy()  # the bets of the round on the table (its pictures)
         self._betting = -1  # the seat whose bet is due (shoe games), else -1
         self._seeded = False
         self.agents: list[str] = []
@@ -232,6 +233,7 @@ class BlackjackTableEnv(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {agent: {} for agent in self.agents}
         self._skip_agent_selection = None
+        self._dealt_levels[:] = -1
         if self.game == "shoe":
             self._st[E.S_STACK_POS] = 0
             self._st[E.S_STACK_LEN] = 0
@@ -325,6 +327,7 @@ class BlackjackTableEnv(AECEnv):
         self._betting = -1
         for s in range(self.seats):
             self._st[E.seat_slot(s, E.SEAT_ACTIVE)] = self.bets[self._levels[s]] > 0
+        self._dealt_levels[:] = self._levels
         self._advance(-1)
 
     def _advance(self, action: int) -> None:
@@ -372,12 +375,14 @@ class BlackjackTableEnv(AECEnv):
         return None
 
     def view_seats(self) -> list[dict[str, Any]]:
-        """Every seat as the picture shows it: its hands, bet and whether it acts now."""
+        """Every seat as the picture shows it: its round summary (per unit bet), the bet it placed
+        for the round on the table (kept while the next round's bets are taken) and the hand whose
+        decision is due."""
         acting = -1 if self._st[E.S_PHASE] in (E.P_OVER,) else int(self._st[E.S_SEAT])
         seats = []
         for s in range(self.seats):
             summary = seat_summary(self._st, self._hands, self._res, s)
-            level = self._levels[s]
+            level = self._dealt_levels[s]
             summary["bet"] = (self.bets[level] if level >= 0 else 0.0) if self.game == "shoe" else 1.0
             summary["acting_hand"] = (
                 int(self._st[E.seat_slot(s, E.SEAT_CUR)]) - s * MAX_HANDS if s == acting and self._betting < 0 else -1

@@ -1,10 +1,14 @@
 """Pictures of the table: ``render_mode="rgb_array"`` frames and the text they share.
 
 Every env describes its table as a :class:`TableView` (plain data: the dealer's cards, each seat's
-hands, bets and totals, the acting hand, a footer with the count and the shoe's depth);
-``draw_table`` paints it as an ``(H, W, 3) uint8`` frame with Pillow, ``table_text`` writes it
-as text. Frames keep one size for an env's whole life (video writers need that): ``FRAME_HEIGHT``
-and ``SEAT_WIDTH`` per seat. Pillow is an optional dependency (``blackjack-env[render]``).
+hands, bets, totals and results in table-minimum units, the acting hand, a footer with the count
+and the shoe's depth); ``draw_table`` paints it as an ``(H, W, 3) uint8`` frame with Pillow,
+``table_lines``/``table_text`` write it as text. Both take their words from the same functions
+(``seat_labels``, ``hand_labels`` and the text helpers), so a frame and the text say the same
+amounts: a seat's result is its reward. Seats are numbered from 0, as the envs' ``seat`` argument
+and the PettingZoo agents (``seat_0``) number them. Frames keep one size for an env's whole life
+(video writers need that): ``FRAME_HEIGHT`` and ``SEAT_WIDTH`` per seat. Pillow is an optional
+dependency (``blackjack-env[render]``).
 """
 
 from __future__ import annotations
@@ -25,18 +29,79 @@ CARD_BACK = (40, 70, 160)
 INK = (20, 20, 20)
 LABEL = (235, 235, 220)
 ACTING = (255, 210, 40)
+SEATS_TOP = 136  # the first hand's cards; a seat's labels are written in the lines above
+LINE = 16  # pixels a line of label text takes
 
 
 @dataclass
 class TableView:
-    """What a picture of the table shows (every field plain Python)."""
+    """What a picture of the table shows (every field plain Python).
 
-    dealer: list[str]  # the dealer's cards, the hole card first among the hidden ones
+    Money is in table-minimum units, as the envs' rewards are: each seat's ``bet`` is the bet it
+    placed for the round on the table (1 in ``Blackjack-v0`` and at the PettingZoo round table; the
+    bet chosen in shoe games; ``None`` while nothing is dealt), each hand's ``bet`` its stake (a
+    doubled hand twice the seat's bet, each split hand the seat's bet), each ``result`` the amount
+    won or lost, and a seat's ``result`` its net result of the round: the env's reward for that
+    seat (with ``reward="sampled"``; with ``"expected"`` the reward is the expectation and the
+    picture shows the result as dealt, ``info["result"]`` times the bet).
+
+    Each seat: ``seat`` (its box, 0 first dealt), ``name``, ``you`` (the agent's box of a single
+    env), ``playing`` (False: it sits the round out), ``bet``, ``hands`` (each: ``cards``,
+    ``total``, ``soft``, ``bet``, ``doubled``, ``split``, ``status``, ``result``),
+    ``insurance_state``, ``insurance`` (its result), ``result`` and ``acting_hand`` (the index of
+    the hand whose decision is due, else -1).
+    """
+
+    dealer: list[str]  # the dealer's cards, the hole card second
     hole_hidden: bool  # the hole card is face down (drawn as a card back)
     dealer_total: int | None  # None while the hole card is hidden
-    seats: list[dict[str, Any]]  # each: name, playing, bet, hands (cards, total, bet, status, result), acting_hand
-    over: bool  # the round is settled (results shown)
+    seats: list[dict[str, Any]]
+    over: bool  # a round is settled on the table (results shown)
     footer: list[str] = field(default_factory=list)  # rules, count, shoe depth, the phase's question
+
+    @property
+    def dealer_soft(self) -> bool:
+        return self.dealer_total is not None and is_soft(self.dealer, self.dealer_total)
+
+
+def is_soft(cards: list[str], total: int) -> bool:
+    """Whether a hand of these cards with this best total counts an ace as 11."""
+    from .cards import card_codes
+
+    return total > sum(min(code, 10) for code in card_codes(cards))
+
+
+def total_text(total: int, soft: bool) -> str:
+    """A total as players say it: ``18``, or ``soft 18`` when an ace counts 11."""
+    return f"soft {total}" if soft else str(total)
+
+
+def seat_view(
+    summary: dict[str, Any], bet: float, name: str, acting_hand: int = -1, you: bool = False
+) -> dict[str, Any]:
+    """A seat of the view from its round summary (``env.seat_summary``: amounts per unit bet) and
+    the bet it placed: every amount in table-minimum units (the summary's times ``bet``)."""
+    dealt = summary["playing"] and bool(summary["hands"])
+    return {
+        "seat": summary["seat"],
+        "name": name,
+        "you": you,
+        "playing": summary["playing"],
+        "bet": float(bet) if dealt else None,
+        "hands": [
+            {
+                **hand,
+                "soft": is_soft(hand["cards"], hand["total"]),
+                "bet": hand["bet"] * bet,
+                "result": hand["result"] * bet,
+            }
+            for hand in summary["hands"]
+        ],
+        "insurance_state": summary["insurance_state"],
+        "insurance": summary["insurance"] * bet,
+        "result": summary["result"] * bet if dealt else 0.0,
+        "acting_hand": acting_hand,
+    }
 
 
 def env_view(env: Any) -> TableView:
@@ -46,38 +111,40 @@ def env_view(env: Any) -> TableView:
 
     summary = env.round_summary()
     seats = summary.get("seats") or [{k: v for k, v in summary.items() if k != "dealer"}]
-    over = env._st[E.S_PHASE] == E.P_OVER
-    playing = env._st[E.S_PHASE] in (E.P_PLAY, E.P_INSURANCE, E.P_SETTLE) and env._mask[: E.N_ACTIONS].any()
-    bets = getattr(env, "bets", None)
-    level = int(env._st[E.S_BET_LEVEL]) if bets else 0
+    phase = env._st[E.S_PHASE]
+    deciding = phase in (E.P_PLAY, E.P_INSURANCE, E.P_SETTLE) and env._mask[: E.N_ACTIONS].any()
+    views = []
     for seat in seats:
-        mine = seat["seat"] == env.seat
-        seat["name"] = "you" if mine else f"seat {seat['seat']}"
-        stake = (bets[level] if mine else 1.0) if bets else 1.0
-        seat["bet"] = stake if seat["playing"] and not env._st[E.S_BETTING] else 0.0
-        seat["acting_hand"] = int(env._st[E.S_CUR]) - env.seat * E.MAX_HANDS if mine and playing else -1
+        s = seat["seat"]
+        mine = s == env.seat
+        acting = int(env._st[E.S_CUR]) - s * E.MAX_HANDS if mine and deciding else -1
+        name = f"Seat {s} (you)" if mine else f"Seat {s}"
+        views.append(seat_view(seat, seat.get("bet", 1.0), name, acting, you=mine))
     footer = [env.rules.describe()]
     if hasattr(env, "hilo_count"):
         footer.append(count_line(env._st, env.rules.decks, len(env._shoe)))
     if env._st[E.S_BETTING]:
         footer.append("Your bet is due")
-    return _view(env._st, seats, over, footer)
+    return _view(env._st, views, footer)
 
 
 def table_view(table: Any) -> TableView:
     """The view of the PettingZoo table (``multiagent.BlackjackTableEnv``)."""
     from . import engine as E
 
-    seats = table.view_seats()
+    seats = [seat_view(seat, seat["bet"], seat["name"], seat["acting_hand"]) for seat in table.view_seats()]
     over = table._st[E.S_PHASE] == E.P_OVER
     footer = [table.rules.describe()]
     if not table.rules.infinite:
         footer.append(count_line(table._st, table.rules.decks, len(table._shoe)))
     if table.agents and table._betting >= 0:
-        footer.append(f"{table.agent_selection}: bet due")
+        placed = ", ".join(
+            f"{table.possible_agents[s]} bet {amount(table.bets[table._levels[s]])}" for s in range(table._betting)
+        )
+        footer.append(f"{table.agent_selection}: bet due" + (f" (next round: {placed})" if placed else ""))
     elif table.agents and not over:
         footer.append(f"{table.agent_selection} to act")
-    return _view(table._st, seats, over, footer)
+    return _view(table._st, seats, footer)
 
 
 def count_line(st: np.ndarray, decks: int, shoe_size: int) -> str:
@@ -92,28 +159,107 @@ def count_line(st: np.ndarray, decks: int, shoe_size: int) -> str:
     )
 
 
-def _view(st: np.ndarray, seats: list[dict[str, Any]], over: bool, footer: list[str]) -> TableView:
+def _view(st: np.ndarray, seats: list[dict[str, Any]], footer: list[str]) -> TableView:
     from . import engine as E
     from .env import dealer_summary
 
     dealer = dealer_summary(st)
     hidden = bool(st[E.S_HOLE_HIDDEN])
+    over = st[E.S_PHASE] == E.P_OVER and any(seat["hands"] for seat in seats)  # a fresh shoe has no round yet
     return TableView(dealer["cards"], hidden, None if hidden else dealer["total"], seats, bool(over), footer)
 
 
-def table_text(view: TableView) -> str:
-    """The view as text (the PettingZoo table's ``ansi`` and ``human`` modes)."""
-    cards = [view.dealer[0], "??"] if view.hole_hidden else view.dealer
-    total = "" if view.dealer_total is None else f"  ({view.dealer_total})"
-    lines = [f"Dealer: {' '.join(cards)}{total}"]
+# ---------------------------------------------------------------------- words: the text and the frames' labels
+def amount(value: float, sign: bool = False) -> str:
+    """An amount in table-minimum units: ``4``, ``2.5``, ``+8`` (no ``-0``)."""
+    value = 0.0 if abs(value) < 5e-10 else value
+    return f"{value:+g}" if sign else f"{value:g}"
+
+
+def stake_text(hand: dict[str, Any]) -> str:
+    """A hand's stake: ``bet 4``, ``bet 8 (doubled)``."""
+    return f"bet {amount(hand['bet'])}" + (" (doubled)" if hand["doubled"] else "")
+
+
+def seat_text(seat: dict[str, Any], over: bool) -> str:
+    """A seat's bet and, once settled, its result: ``bet 4, result +8``; ``sits out``; ``""`` before a deal."""
+    if not seat["playing"]:
+        return "sits out"
+    if seat["bet"] is None:
+        return ""
+    return f"bet {amount(seat['bet'])}" + (f", result {amount(seat['result'], sign=True)}" if over else "")
+
+
+def insurance_text(seat: dict[str, Any], over: bool) -> str:
+    """The seat's insurance: ``taken, bet 2, result +4``, ``even money``, ``declined``; ``""`` if none was offered."""
+    state = seat["insurance_state"]
+    if state == "not offered":
+        return ""
+    if state != "taken":
+        return state
+    stake = f"taken, bet {amount(0.5 * (seat['bet'] or 0.0))}"
+    return stake + (f", result {amount(seat['insurance'], sign=True)}" if over else "")
+
+
+def hand_head(number: int, hand: dict[str, Any], acting: bool) -> str:
+    """The start of a hand's line of text: the acting marker, its number (from 1), cards and total."""
+    total = ("soft " if hand["soft"] else "") + f"{hand['total']:<3}"
+    return f"{'->' if acting else '  '} Hand {number}: {' '.join(hand['cards']):<16} {total}"
+
+
+def dealer_line(view: TableView) -> str:
+    """``Dealer: 10 ??`` while the hole card is hidden, else ``Dealer: 10 7  (17)`` (``(soft 17)``)."""
+    if view.hole_hidden:
+        return f"Dealer: {view.dealer[0]} ??" if view.dealer else "Dealer:"
+    shown = view.dealer and view.dealer_total is not None
+    total = f"  ({total_text(view.dealer_total, view.dealer_soft)})" if shown else ""
+    return f"Dealer: {' '.join(view.dealer)}{total}".rstrip()
+
+
+def table_lines(view: TableView) -> list[str]:
+    """The table as lines of text: the dealer, then each seat (its bet and result), its hands
+    (cards, total, stake, status, result) and its insurance. The single envs' ``ansi`` text and
+    the PettingZoo table's are made of these lines."""
+    lines = [dealer_line(view)]
     for seat in view.seats:
-        bet = f"bet {seat['bet']:g}" if seat["playing"] else "sits out"
-        lines.append(f"{seat['name']}: {bet}")
+        money = seat_text(seat, view.over)
+        lines.append(f"{seat['name']}: {money}" if money else seat["name"])
         for i, hand in enumerate(seat["hands"]):
-            marker = "->" if i == seat["acting_hand"] else "  "
-            result = f"  result {hand['result']:+g}" if view.over else ""
-            lines.append(f"{marker} {' '.join(hand['cards']):<16} {hand['total']:<3} {hand['status']}{result}")
-    return "\n".join(lines + view.footer)
+            line = f"{hand_head(i + 1, hand, i == seat['acting_hand'])} {stake_text(hand)}  {hand['status']}"
+            if view.over:
+                line += f"  result {amount(hand['result'], sign=True)}"
+            lines.append(line)
+        insurance = insurance_text(seat, view.over)
+        if insurance:
+            lines.append(f"Insurance: {insurance}")
+    return lines
+
+
+def table_text(view: TableView) -> str:
+    """The view as text (the PettingZoo table's ``ansi`` and ``human`` modes): its lines, then the footer."""
+    return "\n".join(table_lines(view) + view.footer)
+
+
+def seat_labels(seat: dict[str, Any], over: bool) -> list[str]:
+    """The lines a frame writes above a seat's hands: its name and bet, then its result once
+    settled and its insurance (``result +8``, ``insurance bet 2 -2``, ``even money``)."""
+    lines = [f"{seat['name']}  {seat_text(seat, False)}".rstrip()]
+    second = []
+    if over and seat["playing"] and seat["bet"] is not None:
+        second.append(f"result {amount(seat['result'], sign=True)}")
+    state = seat["insurance_state"]
+    if state == "taken":
+        insured = f"insurance bet {amount(0.5 * (seat['bet'] or 0.0))}"
+        second.append(insured + (f" {amount(seat['insurance'], sign=True)}" if over else ""))
+    elif state in ("offered", "even money"):
+        second.append("insurance offered" if state == "offered" else state)
+    return lines + ([", ".join(second)] if second else [])
+
+
+def hand_labels(hand: dict[str, Any], over: bool) -> list[str]:
+    """The two lines a frame writes under a hand: ``soft 18  stood``, then ``bet 8 (doubled)  +8``."""
+    money = stake_text(hand) + (f"  {amount(hand['result'], sign=True)}" if over else "")
+    return [f"{total_text(hand['total'], hand['soft'])}  {hand['status']}", money]
 
 
 @functools.lru_cache(maxsize=4)
@@ -138,54 +284,60 @@ def frame_size(seats: int) -> tuple[int, int]:
 
 def draw_table(view: TableView) -> np.ndarray:
     """The view as an ``(H, W, 3) uint8`` picture: the dealer's cards at the top (the hole card
-    face down while hidden), each seat's column below with its bet, hands and totals, the acting
-    hand framed in yellow, and the footer's lines at the bottom."""
+    face down while hidden), each seat's column below with its name, bet and result
+    (``seat_labels``), its hands with their totals, stakes, status and results (``hand_labels``),
+    the acting hand framed in yellow, and the footer's lines at the bottom. Cards shrink when a
+    seat holds more hands than fit at full size."""
     image_module, draw_module = _pil()
     height, width = frame_size(len(view.seats))
     image = image_module.new("RGB", (width, height), FELT)
     draw = draw_module.Draw(image)
-    big, small = _font(20), _font(14)
+    small = _font(14)
 
     dealer = list(view.dealer)
     x0 = width // 2 - (len(dealer) * (CARD_W + 6)) // 2
     for i, card in enumerate(dealer):
-        _card(draw, x0 + i * (CARD_W + 6), 30, card, big, face_down=view.hole_hidden and i == 1)
-    total = "" if view.dealer_total is None else f"  {view.dealer_total}"
+        _card(draw, x0 + i * (CARD_W + 6), 30, card, CARD_H, face_down=view.hole_hidden and i == 1)
+    total = "" if view.dealer_total is None or not dealer else "  " + total_text(view.dealer_total, view.dealer_soft)
     draw.text((width // 2, 12), f"Dealer{total}", fill=LABEL, font=small, anchor="mm")
 
     column = width / max(len(view.seats), 1)
-    top, bottom = 120, height - 18 * len(view.footer) - 10
+    top, bottom = SEATS_TOP, height - 18 * len(view.footer) - 8
     for s, seat in enumerate(view.seats):
         left = int(s * column) + 8
-        bet = f"bet {seat['bet']:g}" if seat["playing"] else "sits out"
-        draw.text((left, top - 22), f"{seat['name']}  {bet}", fill=LABEL, font=small)
+        for i, line in enumerate(seat_labels(seat, view.over)):
+            draw.text((left, top - 40 + 18 * i), line, fill=LABEL, font=small)
         hands = seat["hands"]
-        step = min(CARD_H + 26, (bottom - top) // max(len(hands), 1))
+        step = min(CARD_H + 6 + 2 * LINE, (bottom - top) // max(len(hands), 1))
+        lines = 2 if step - 6 - 2 * LINE >= 24 else 1  # few hands: two label lines; many: one, beside smaller cards
+        card_h = max(14, min(CARD_H, step - 6 - lines * LINE))
         for i, hand in enumerate(hands):
             y = top + i * step
             offset = min(CARD_W + 4, int((column - 24 - CARD_W) / max(len(hand["cards"]) - 1, 1)))
             for c, card in enumerate(hand["cards"]):
-                _card(draw, left + c * offset, y, card, big)
+                _card(draw, left + c * offset, y, card, card_h)
             if i == seat["acting_hand"]:
                 right = left + (len(hand["cards"]) - 1) * offset + CARD_W
-                draw.rectangle((left - 4, y - 4, right + 4, y + CARD_H + 4), outline=ACTING, width=3)
-            label = f"{hand['total']}  x{hand['bet']:g}  {hand['status']}"
-            if view.over:
-                label += f"  {hand['result']:+g}"
-            draw.text((left, y + CARD_H + 6), label, fill=LABEL, font=small)
+                draw.rectangle((left - 4, y - 4, right + 4, y + card_h + 4), outline=ACTING, width=3)
+            labels = hand_labels(hand, view.over)
+            if lines == 1:
+                labels = ["  ".join(labels)]
+            for j, label in enumerate(labels):
+                draw.text((left, y + card_h + 4 + LINE * j), label, fill=LABEL, font=small)
     for i, line in enumerate(view.footer):
         draw.text((8, height - 18 * (len(view.footer) - i) - 4), line[: width // 7], fill=LABEL, font=small)
     return np.asarray(image, dtype=np.uint8)
 
 
-def _card(draw: Any, x: int, y: int, rank: str, font: Any, face_down: bool = False) -> None:
-    """One card: a white face with its rank in the corner and the middle, or a blue back."""
-    box = (x, y, x + CARD_W, y + CARD_H)
+def _card(draw: Any, x: int, y: int, rank: str, height: int, face_down: bool = False) -> None:
+    """One card: a white face with its rank in the middle, or a blue back."""
+    box = (x, y, x + CARD_W, y + height)
     if face_down:
         draw.rounded_rectangle(box, radius=5, fill=CARD_BACK, outline=CARD_FACE, width=2)
         return
     draw.rounded_rectangle(box, radius=5, fill=CARD_FACE, outline=INK, width=1)
-    draw.text((x + CARD_W // 2, y + CARD_H // 2), rank, fill=INK, font=font, anchor="mm")
+    font = _font(20 if height >= 36 else max(10, height - 4))
+    draw.text((x + CARD_W // 2, y + height // 2), rank, fill=INK, font=font, anchor="mm")
 
 
 def display_available() -> bool:
@@ -215,12 +367,24 @@ def show(frame: np.ndarray, state: dict[str, Any]) -> None:
 __all__ = [
     "FRAME_HEIGHT",
     "TableView",
+    "amount",
     "count_line",
+    "dealer_line",
     "display_available",
     "draw_table",
     "env_view",
     "frame_size",
+    "hand_head",
+    "hand_labels",
+    "insurance_text",
+    "is_soft",
+    "seat_labels",
+    "seat_text",
+    "seat_view",
     "show",
+    "stake_text",
+    "table_lines",
     "table_text",
     "table_view",
+    "total_text",
 ]

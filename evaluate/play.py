@@ -2,13 +2,14 @@
 
     blackjack-play                                   # the default game, bankroll 1000
     blackjack-play --rules vegas-strip --set decks=2 --bankroll 500 --hints
-    blackjack-play --seats 5 --seat 2 --shoe         # box 3 of 5, the others basic strategy, one shoe
+    blackjack-play --seats 5 --seat 2 --shoe         # box 2 of 5 (from 0), the others basic strategy, one shoe
 
 The controls are those of the rule texts: BET an amount, RE-BET the last amount, DEAL, then HIT, STAND,
 DOUBLE, SPLIT, SURRENDER, INSURE (even money with a blackjack) or decline, each a one-letter key; at any
 prompt ``c`` shows the Hi-Lo running and true count of the cards seen since the shuffle (a counter's
 practice: the count stays hidden until asked for). ``--seats``/``--seat`` sit the player in one box of a
-table whose other boxes play basic strategy; ``--shoe`` deals from one shoe to a cut card at 75% (or the
+table whose other boxes play basic strategy (boxes are numbered from 0, the first dealt, on the table shown
+as in ``--seat`` and the envs' pictures); ``--shoe`` deals from one shoe to a cut card at 75% (or the
 rules' ``penetration``) instead of shuffling every round. Only the actions legal now (and that the
 bankroll can cover) are offered. The env counts money in units of the initial bet; the game shows every
 bet, stake and result in chips (units times the bet) and settles the bankroll with the env's reward
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +35,7 @@ import numpy as np
 from blackjack_env import ENV_ID, Action, Phase, Rules
 from blackjack_env import engine as E
 from blackjack_env.cards import card_codes
+from blackjack_env.render import dealer_line, env_view, hand_head
 from blackjack_env.strategy import N_ROWS, hand_row, row_label, up_label
 
 from .options import OneLineParser, add_rules_arguments, rules_from_args
@@ -75,8 +76,6 @@ BET_HELP = "b AMOUNT bet, r re-bet, d deal, c count, q quit"
 COUNT_KEYS = ("c", "count")
 SHOE_PENETRATION = 0.75  # --shoe's cut card when the rules have none
 QUIT_WORDS = ("q", "quit", "exit")
-#: A hand's line in the env's render: what comes before its bet (marker, number, cards, total) is kept.
-HAND_LINE = re.compile(r"^(?P<head>.*\bHand (?P<number>\d+): .*?) bet ")
 
 
 class EndSession(Exception):
@@ -335,38 +334,37 @@ class Game:
         return count_line(env._st, self.rules.decks, len(env._shoe))
 
     def show_table(self) -> None:
-        """The env's picture of the table with every bet and result in chips (its action list left out)."""
+        """The table with every bet and result of the player's in chips (the env's action list left out)."""
         self.say("\n".join(self.table_lines()))
 
     def table_lines(self) -> list[str]:
-        """The env's render (dealer, cards, totals: the hole card stays hidden) with its unit amounts in chips."""
-        summary = self.env.unwrapped.round_summary()
-        over = self.env.unwrapped.phase == Phase.OVER
-        lines: list[str] = []
-        mine = True  # at a table, the lines below "Seat N (you)" are the player's
-        for line in str(self.env.render()).splitlines():
-            if line.startswith(("Legal:", "Rules:", "Round result:")):
-                continue  # the game's menu and its own Round line replace these
-            if line.startswith("Seat "):
-                mine = "(you)" in line
-                line = line.replace("(other)", "(basic strategy)")
-            hand = HAND_LINE.match(line)
-            if hand and mine:
-                index = int(hand["number"]) - 1
-                line = hand["head"] + " " + self.hand_text(summary, index, over)
-            elif line.startswith("Insurance:"):
-                line = self.insurance_text(summary, over)
-            lines.append(line)
+        """The env's picture of the table (``render.env_view``: the hole card stays hidden) in the
+        env's text layout, the player's stakes and results in chips; the other boxes' hands show
+        their play and outcome (their stakes are not the player's chips)."""
+        view = env_view(self.env.unwrapped)
+        lines = [dealer_line(view)]
+        table = len(view.seats) > 1
+        for seat in view.seats:
+            mine = seat["you"]
+            if table:
+                who = "you" if mine else "basic strategy"
+                lines.append(f"Seat {seat['seat']} ({who})" + ("" if seat["playing"] else ": sits out"))
+            for i, hand in enumerate(seat["hands"]):
+                head = hand_head(i + 1, hand, i == seat["acting_hand"])
+                text = self.hand_text(seat, i, view.over) if mine else _other_hand_text(hand, view.over)
+                lines.append(f"{head} {text}")
+            if mine and seat["insurance_state"] != "not offered":
+                lines.append(self.insurance_text(seat, view.over))
         return lines
 
-    def hand_text(self, summary: dict[str, Any], index: int, over: bool) -> str:
-        """One hand's stake and status, with its result once the round is over: ``bet 50  stood  won 50``."""
-        hand = summary["hands"][index]
-        text = f"bet {money(hand['bet'] * self.bet)}  {hand['status']}"
+    def hand_text(self, seat: dict[str, Any], index: int, over: bool) -> str:
+        """One hand's stake and status, with its result once the round is over: ``bet 50 (doubled)  stood  won 50``."""
+        hand = seat["hands"][index]
+        text = f"bet {money(hand['bet'] * self.bet)}{' (doubled)' if hand['doubled'] else ''}  {hand['status']}"
         if over:
             text += "  " + outcome(hand["result"] * self.bet)
-            if _natural(summary) and hand["result"] > 0:
-                text += " (even money)" if summary["insurance_state"] == "even money" else " (blackjack)"
+            if _natural(seat) and hand["result"] > 0:
+                text += " (even money)" if seat["insurance_state"] == "even money" else " (blackjack)"
         return text
 
     def insurance_text(self, summary: dict[str, Any], over: bool) -> str:
@@ -434,6 +432,15 @@ class Game:
         if self.in_round:
             text += " The unfinished round is not counted."
         return text
+
+
+def _other_hand_text(hand: dict[str, Any], over: bool) -> str:
+    """Another box's hand: its play and, once settled, its outcome (``doubled  stood  won``)."""
+    text = ("doubled  " if hand["doubled"] else "") + hand["status"]
+    if over:
+        result = hand["result"]
+        text += "  " + ("push" if abs(result) < 5e-5 else "won" if result > 0 else "lost")
+    return text
 
 
 def _natural(summary: dict[str, Any]) -> bool:

@@ -126,7 +126,7 @@ def test_a_double_shows_the_doubled_stake_and_result_in_chips() -> None:
     _, text = play("--cards", "6,10,5,7,10", keys=lines("b 25", "d", "d"))
     assert table_lines(text, "Hand 1:") == [
         "-> Hand 1: 6 5              11  bet 25  playing",
-        "   Hand 1: 6 5 10           21  bet 50  stood  won 50",
+        "   Hand 1: 6 5 10           21  bet 50 (doubled)  stood  won 50",
     ]
     assert rounds(text) == [(50.0, 25.0, 1050.0)]
     assert summary(text) == (1, 50.0, 1050.0)
@@ -142,7 +142,7 @@ def test_a_split_shows_two_hands_of_the_bet_in_chips() -> None:
     assert "   Hand 2: 8                8   bet 25  waiting" in text
     assert "-> Hand 2: 8 3              11  bet 25  playing" in text
     assert "   Hand 1: 8 10             18  bet 25  stood  won 25" in text
-    assert "   Hand 2: 8 3 10           21  bet 50  stood  won 50" in text
+    assert "   Hand 2: 8 3 10           21  bet 50 (doubled)  stood  won 50" in text
     assert rounds(text) == [(75.0, 25.0, 1075.0)]
     assert summary(text) == (1, 75.0, 1075.0)
 
@@ -319,7 +319,7 @@ def test_a_seat_at_a_table_and_the_count_on_demand() -> None:
                      keys=lines("c", "b 10", "d", "c", "s", "c", "q"))  # fmt: skip
     assert code == 0
     assert "no cards dealt yet: the count is 0" in out
-    assert "Seat 2 (you)" in out and "Seat 1 (basic strategy)" in out and "Seat 3 (basic strategy)" in out
+    assert "Seat 1 (you)" in out and "Seat 0 (basic strategy)" in out and "Seat 2 (basic strategy)" in out
     counts = re.findall(r"Hi-Lo running ([+-]\d+), true ([+-][\d.]+); (\d+) of 52 cards dealt", out)
     # at the player's turn 9 cards are dealt, 8 seen (the 3 is in the hole): 5 2 6 4 count +1, the 10 -1
     assert counts[0] == ("+3", "+3.5", "9")  # true: 3 * 52 / 44 unseen (43 in the shoe, the hole card)
@@ -331,3 +331,15 @@ def test_a_bad_seat_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -
     code, _ = play("--seats", "2", "--seat", "2")
     assert code == 2
     assert capsys.readouterr().err.strip().startswith("blackjack-play: error: seat must be the agent's box, 0..1")
+
+
+def test_boxes_are_numbered_from_0_and_the_other_boxes_show_their_play() -> None:
+    """--seats 2 --seat 1: box 0 (basic strategy) gets 10,9 and stands; the player's A,7 against a 6
+    reads soft 18 and stands; the dealer's 6,10 draws a 10 and busts. The table names the boxes as
+    --seat does; the other box shows its play and outcome, not the player's chips."""
+    _, text = play("--seats", "2", "--seat", "1", "--cards", "10,A,6,9,7,10,10", keys=lines("b 10", "d", "s"))
+    assert table_lines(text, "Seat") == ["Seat 0 (basic strategy)", "Seat 1 (you)"] * 2
+    assert "-> Hand 1: A 7              soft 18  bet 10  playing" in text
+    assert "   Hand 1: 10 9             19  stood  won" in text.splitlines()
+    assert "   Hand 1: A 7              soft 18  bet 10  stood  won 10" in text
+    assert rounds(text) == [(10.0, 10.0, 1010.0)]
