@@ -11,7 +11,7 @@ as qfit.com's; KO's initial running count: (decks - 1) x -4, howtocountcards.org
 
 A :class:`CountingStrategy` is a system with a bet ramp, index plays and an optional exit rule, as
 a JSON file (schema in the README and :meth:`CountingStrategy.from_dict`); the simulator plays it
-in compiled code (:mod:`blackjack_env.count_policy`). Built in: ``hilo-i18-fab4``, Hi-Lo with
+in compiled code (``blackjack_env.count_policy``). Built in: ``hilo-i18-fab4``, Hi-Lo with
 Schlesinger's Illustrious 18 ("Attacking the Shoe", Blackjack Forum, 1986) and the Fab 4
 surrenders as printed by several sources that agree, at a flat bet unless a ramp is given
 (:func:`spread_ramp`).
@@ -446,3 +446,17 @@ def built_in_strategy(name: str, hit_soft_17: bool) -> CountingStrategy:
         for hand, up, index, action in plays
     )
     return CountingStrategy(system("hilo"), indices=entries, name=name)
+
+
+__all__ = [
+    "BUILT_IN_STRATEGIES",
+    "SYSTEMS",
+    "VALUES",
+    "CountingStrategy",
+    "CountingSystem",
+    "IndexEntry",
+    "built_in_strategy",
+    "parse_system",
+    "spread_ramp",
+    "system",
+]

@@ -104,6 +104,18 @@ class Action(enum.IntEnum):
     NO_INSURANCE = E.NO_INSURANCE
 
 
+#: What each action does (the env cards and tests/test_docs.py read it; the shoe env's bets: BET_MEANING).
+ACTION_MEANINGS = {
+    Action.STAND: "stand on the current hand (in a round with nothing to decide: settle it)",
+    Action.HIT: "take a card on the current hand",
+    Action.DOUBLE: "double the hand's bet, take exactly one card and stand",
+    Action.SPLIT: "split the pair into two hands, each with the hand's bet",
+    Action.SURRENDER: "give up the hand and half its bet",
+    Action.INSURANCE: "insure (half the bet, pays 2:1), or take even money holding a blackjack",
+    Action.NO_INSURANCE: "decline insurance (or even money)",
+}
+
+
 class Phase(enum.IntEnum):
     """Observation component 0."""
 
@@ -127,6 +139,27 @@ OBS_NAMES = (
     "split_ace",
     "natural",
 )
+#: What each observation component means, by name (the count components' too): the env cards'
+#: Observation Space tables, checked against the class docstrings' tables by tests/test_docs.py.
+OBS_MEANINGS = {
+    "phase": "0 insurance question, 1 playing, 2 nothing to decide (STAND settles), 3 round over",
+    "total": "best total of the current hand, 0-21 (0 once the round is over)",
+    "soft": "1 if an ace counts 11",
+    "pair": "value 1-10 of a splittable-looking pair (1 = aces), 0 if not a pair",
+    "can_double": "1 if DOUBLE is legal now",
+    "can_split": "1 if SPLIT is legal now",
+    "can_surrender": "1 if SURRENDER is legal now",
+    "dealer_up": "dealer's up card value 1-10 (1 = ace)",
+    "num_hands": "hands the player holds, 1-8",
+    "hand_index": "index of the hand being played, 0-7",
+    "split_ace": "1 if the current hand is a split ace",
+    "natural": "1 if the player holds a blackjack (the even-money question)",
+    **{
+        f"unseen_{name}": f"unseen cards of value {name} (in the shoe, or the dealer's hidden hole card)"
+        for name in map(card_name, range(1, 11))
+    },
+    "hilo_true_count": "Hi-Lo true count of the cards seen, rounded and clipped to [-10, 10], plus 10",
+}
 _STATUS_NAMES = {
     E.HS_WAIT: "waiting",
     E.HS_PLAY: "playing",
@@ -294,6 +327,33 @@ def observation_nvec(rules: Rules, count_obs: str = "none") -> np.ndarray:
     elif count_obs == "hilo":
         nvec += [2 * E.HILO_RANGE + 1]
     return np.array(nvec, dtype=np.int64)
+
+
+#: Every key of Blackjack-v0's ``info``: (when it is there, what it holds). ``"always"``: after
+#: ``reset`` and every step; ``"settled"``: on the step that settles the round (the last). The env
+#: cards' Information tables; tests/test_docs.py holds them to a seeded rollout's infos.
+INFO_KEYS = {
+    "action_mask": (
+        "always",
+        "bool[7], the legal actions now (``action_masks()``); STAND alone once the round is over",
+    ),
+    "seat": ("settled", "the agent's box (``seat``)"),
+    "playing": ("settled", "True: the agent's box played the round"),
+    "hands": (
+        "settled",
+        "the agent's hands in play order, each a dict: ``cards`` (rank names), ``total``, ``bet`` (per unit "
+        "bet), ``doubled``, ``split``, ``status`` (stood, bust, surrendered ...) and ``result``",
+    ),
+    "insurance": ("settled", "the insurance's (or even money's) result per unit bet, 0 if none"),
+    "insurance_state": ("settled", "not offered, offered, taken, declined or even money"),
+    "result": (
+        "settled",
+        "the round's dealt net result per unit bet, every hand and the insurance (the reward, but with "
+        "``reward='expected'``)",
+    ),
+    "dealer": ("settled", "the dealer's ``cards`` (hole card included) and ``total``"),
+    "seats": ("settled", "at a table of several seats (``seats`` > 1): every seat's summary, as the agent's above"),
+}
 
 
 class BlackjackEnv(gym.Env):
@@ -635,3 +695,19 @@ class BlackjackEnv(gym.Env):
             names = self._action_names()
             lines.append(f"Legal: {', '.join(names[a] for a in np.flatnonzero(self._mask))}")
         return "\n".join(lines)
+
+
+__all__ = [
+    "ACTION_MEANINGS",
+    "COUNT_MODES",
+    "INFO_KEYS",
+    "OBS_MEANINGS",
+    "OBS_NAMES",
+    "REWARD_MODES",
+    "Action",
+    "BlackjackEnv",
+    "LegalActions",
+    "Phase",
+    "count_names",
+    "observation_nvec",
+]

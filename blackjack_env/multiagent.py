@@ -22,6 +22,7 @@ from . import table as T
 from .cards import card_name
 from .env import (
     COUNT_MODES,
+    INFO_KEYS,
     OBS_NAMES,
     Action,
     check_options,
@@ -46,6 +47,16 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 GAMES = ("round", "shoe")
 VALUES = T.VALUES
+#: What component ``seat_{seat}_{value}`` of an agent's observation means (``str.format``).
+SEAT_OBS_MEANING = "cards of value {value} in seat {seat}'s hands (every player card is dealt face up)"
+#: Every key of ``infos[agent]``: (when, what), as ``env.INFO_KEYS``. Empty after ``reset``; the
+#: step that settles a round sets every agent's, which stay until the next round is settled.
+TABLE_INFO_KEYS = {
+    **{key: INFO_KEYS[key] for key in ("seat", "playing", "hands", "insurance", "insurance_state", "result")},
+    "bet": ("settled", "the seat's bet this round (table-minimum units; 1 in round games), 0 if it sat out"),
+    "dealer": INFO_KEYS["dealer"],
+    "round_result": ("settled", "the seat's result of the round in table-minimum units (bet x result; the reward)"),
+}
 
 
 def check_seats(seats: Any) -> int:
@@ -403,4 +414,4 @@ def env(**kwargs: Any) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
 
 
-__all__ = ["GAMES", "BlackjackTableEnv", "env", "raw_env"]
+__all__ = ["GAMES", "SEAT_OBS_MEANING", "TABLE_INFO_KEYS", "BlackjackTableEnv", "env", "raw_env"]

@@ -269,6 +269,28 @@ _FIELD_CHECKS = {
 }
 
 
+_BOOL_VALUES = "true or false"  # as text (--set, JSON strings) also _TRUE_WORDS / _FALSE_WORDS
+#: What each field accepts, as its validator checks it (the rules page's "allowed values").
+FIELD_VALUES = {
+    "decks": "a whole number >= 1, or 0 (``inf``) for an infinite deck",
+    "hit_soft_17": _BOOL_VALUES,
+    "blackjack_pays": "a number from 0 to 10 (``--set`` also takes a ratio such as ``3:2``)",
+    "double_on": ", ".join(f"``{choice}``" for choice in DOUBLE_ON_CHOICES),
+    "double_after_split": _BOOL_VALUES,
+    "split_to": f"a whole number of hands from 1 (no splitting) to {MAX_HANDS}",
+    "split_by_value": _BOOL_VALUES,
+    "resplit_aces": _BOOL_VALUES,
+    "hit_split_aces": _BOOL_VALUES,
+    "surrender": ", ".join(f"``{choice}``" for choice in SURRENDER_CHOICES),
+    "surrender_vs_ace_ten": _BOOL_VALUES,
+    "peek": _BOOL_VALUES,
+    "obo": _BOOL_VALUES,
+    "insurance": _BOOL_VALUES,
+    "even_money": _BOOL_VALUES,
+    "penetration": "a fraction from 0 up to (not including) 1; 0 shuffles before every round",
+}
+
+
 def field_names() -> tuple[str, ...]:
     """The Rules field names, in declaration order."""
     return tuple(field.name for field in dataclasses.fields(Rules))
@@ -428,3 +450,17 @@ PRESETS: dict[str, Preset] = {
 }
 
 DEFAULT_PRESET = "ultimatebet"
+
+
+__all__ = [
+    "DEFAULT_PRESET",
+    "DOUBLE_ON_CHOICES",
+    "FIELD_VALUES",
+    "MAX_HANDS",
+    "PRESETS",
+    "SURRENDER_CHOICES",
+    "Preset",
+    "Rules",
+    "field_names",
+    "parse_setting",
+]

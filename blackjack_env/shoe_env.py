@@ -11,11 +11,20 @@ import numpy as np
 from . import engine as E
 from . import table as T
 from .counting import system
-from .env import Action, BlackjackEnv, observation_nvec
+from .env import INFO_KEYS, Action, BlackjackEnv, observation_nvec
 from .rules import DEFAULT_PRESET, Rules
 
 DEFAULT_BETS = (1, 2, 4, 8)
 SHOE_OBS_NAMES = ("bet_level", "shoe_dealt")
+#: What the shoe env's own observation components mean (and its phase, which adds BET), by name;
+#: the rest are Blackjack-v0's (``env.OBS_MEANINGS``).
+SHOE_OBS_MEANINGS = {
+    "phase": "0 insurance question, 1 playing, 2 nothing to decide (STAND settles), 3 round over, 4 a bet is due (BET)",
+    "bet_level": "0 while the bet is due, else 1 + the index of this round's bet in ``bets``",
+    "shoe_dealt": "cards dealt from the shoe so far, in 52nds of the shoe (0-52)",
+}
+#: What action id ``7 + i`` does (``str.format`` with ``i`` and ``bet``, ``bets[i]``).
+BET_MEANING = "bet {bet:g} table-minimum units on the next round (``bets[{i}]``; a 0 sits it out)"
 HILO = system("hilo")
 
 
@@ -77,6 +86,20 @@ def check_bets(bets: Any, seats: int) -> tuple[float, ...]:
             f"got bets={bets!r} with seats={seats!r}"
         )
     return sizes
+
+
+#: Every key of BlackjackShoe-v0's ``info``: (when, what), as ``env.INFO_KEYS`` (``"settled"``: on
+#: the step that settles a round, every round of the shoe).
+SHOE_INFO_KEYS = {
+    **INFO_KEYS,
+    "action_mask": ("always", "bool[7 + len(bets)], the legal actions now; STAND alone once the shoe is over"),
+    "running_count": ("always", "Hi-Lo running count of every card seen this shoe"),
+    "true_count": ("always", "running count / (unseen cards / 52), a float"),
+    "cards_dealt": ("always", "cards dealt from the shoe so far"),
+    "bet": ("always", "this round's bet (table-minimum units), 0 while it is due"),
+    "seats": ("settled", "every seat's summary as the agent's, each with its ``bet`` (the others bet 1)"),
+    "round_result": ("settled", "the agent's result of the round in table-minimum units (bet x result; the reward)"),
+}
 
 
 class BlackjackShoeEnv(BlackjackEnv):
@@ -229,4 +252,15 @@ class BlackjackShoeEnv(BlackjackEnv):
         )
 
 
-__all__ = ["DEFAULT_BETS", "BlackjackShoeEnv", "check_bets", "hilo_count", "shoe_nvec", "shoe_rules"]
+__all__ = [
+    "BET_MEANING",
+    "DEFAULT_BETS",
+    "SHOE_INFO_KEYS",
+    "SHOE_OBS_MEANINGS",
+    "SHOE_OBS_NAMES",
+    "BlackjackShoeEnv",
+    "check_bets",
+    "hilo_count",
+    "shoe_nvec",
+    "shoe_rules",
+]

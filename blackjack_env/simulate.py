@@ -557,3 +557,17 @@ def iter_chunks(
     policies = tuple(policies)
     for words, size in zip(chunk_words(seed, len(sizes), len(policies)), sizes, strict=True):
         yield run_chunk, (rules_array, policies, words, table, size)
+
+
+__all__ = [
+    "CHUNK_ROUNDS",
+    "OUTCOMES",
+    "Policy",
+    "SimulationResult",
+    "Table",
+    "chunk_sizes",
+    "chunk_words",
+    "interval",
+    "iter_chunks",
+    "run_chunk",
+]

@@ -268,3 +268,11 @@ def table_play(actions, st, hands, row, col, split_legal):
         elif E.can_surrender(st, hands, h):
             return action
     return E.STAND
+
+
+__all__ = [
+    "CHART_CODES",
+    "CHART_UPS",
+    "PLAY_ACTIONS",
+    "StrategyTable",
+]

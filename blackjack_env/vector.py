@@ -173,17 +173,60 @@ class LegalActionBatch(spaces.MultiDiscrete):
         return actions
 
 
-class BlackjackVectorEnv(VectorEnv):
-    """N blackjack tables stepped together; see :class:`blackjack_env.BlackjackEnv` for the game
-    and its arguments (``rules``, ``count_obs``, ``reward``, ``seats``, ``seat``, ``others``).
+#: Every key of the vector envs' ``info``: (when, what), as ``env.INFO_KEYS``.
+VECTOR_INFO_KEYS = {
+    "action_mask": (
+        "always",
+        "bool[N, n_actions], every table's legal actions; a finished table's row holds STAND alone (its next step "
+        "is the autoreset)",
+    ),
+}
 
-    ``action_masks()`` returns bool[N, 7]; ``info["action_mask"]`` holds the same after every
-    reset and step. A table whose episode just ended has STAND alone in its mask: its next step
-    is the autoreset, which ignores the action, so sampling code such as
-    ``rng.choice(np.flatnonzero(mask[i]))``, :func:`sample_legal` or a masked policy never meets
-    an empty mask (as in Gymnasium's ``"sync"`` and ``"async"`` modes over the single env).
-    ``action_space.sample()`` draws a legal action at every table. Rewards are float64[N],
-    terminations bool[N] (never truncated).
+
+class BlackjackVectorEnv(VectorEnv):
+    """N blackjack tables stepped together in one compiled call.
+
+    ## Description
+    ``gymnasium.make_vec("blackjack_env/Blackjack-v0", num_envs=N, vectorization_mode="vector_entry_point")``
+    returns this env (``"blackjack_env/BlackjackShoe-v0"``: :class:`BlackjackShoeVectorEnv`). Every table
+    plays the game of :class:`blackjack_env.BlackjackEnv` (:class:`blackjack_env.BlackjackShoeEnv`) with
+    the single env's compiled transition; the whole batch is one call, with no Python per table. Table i
+    seeded with ``seed + i`` plays exactly what the single env seeded with ``seed + i`` plays.
+
+    ## Action Space
+    ``MultiDiscrete([7] * N)`` (``7 + len(bets)`` per table for shoes): an action id per table, with the
+    single env's ids. ``action_masks()`` returns bool[N, n_actions]; ``info["action_mask"]`` holds the same
+    after every reset and step. A table whose episode just ended has STAND alone in its mask: its next
+    step is the autoreset, which ignores the action, so sampling code such as
+    ``rng.choice(np.flatnonzero(mask[i]))``, :func:`sample_legal` or a masked policy never meets an empty
+    mask (as in Gymnasium's ``"sync"`` and ``"async"`` modes over the single env).
+    ``action_space.sample()`` draws a legal action at every table. An illegal action at any table raises
+    ``ValueError`` and changes no table.
+
+    ## Observation Space
+    int64 of shape (N, k): row i is table i's observation, with the single env's components
+    (``observation_names``). The space is Gymnasium's batch of the single env's ``MultiDiscrete(nvec)``
+    (``single_observation_space``): a ``Box`` from 0 to ``nvec - 1``.
+
+    ## Starting State
+    Every table as the single env's. ``reset(seed=s)`` seeds table i with ``s + i`` (or takes a list of
+    N seeds); ``reset(options={"reset_mask": mask})`` starts new episodes only at the tables in ``mask``.
+
+    ## Rewards
+    float64[N]: each table's reward as in the single env.
+
+    ## Episode End
+    Terminations are bool[N] (never truncated). A finished table is reset on its next step (Gymnasium's
+    next-step autoreset: that step ignores the table's action and returns the new episode's first
+    observation with reward 0).
+
+    ## Arguments
+    ``num_envs`` (the tables), then the single env's: ``rules``, ``count_obs``, ``reward``, ``seats``,
+    ``seat``, ``others`` (and ``bets`` for shoes). ``render_mode`` must be None: the vector env does not
+    render.
+
+    ## Version History
+    * v0: initial version.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -331,3 +374,12 @@ class BlackjackShoeVectorEnv(BlackjackVectorEnv):
     ) -> None:
         rules, bet_sizes = shoe_options(rules, bets, seats)
         self._setup(num_envs, rules, count_obs, render_mode, reward, seats, seat, others, bet_sizes)
+
+
+__all__ = [
+    "VECTOR_INFO_KEYS",
+    "BlackjackShoeVectorEnv",
+    "BlackjackVectorEnv",
+    "LegalActionBatch",
+    "sample_legal",
+]

@@ -312,5 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["build_parser", "main"]
+
+
 if __name__ == "__main__":
     sys.exit(main())

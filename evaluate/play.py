@@ -528,5 +528,8 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
     return 0
 
 
+__all__ = ["build_parser", "main"]
+
+
 if __name__ == "__main__":
     sys.exit(main())

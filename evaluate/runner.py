@@ -270,3 +270,6 @@ def _run_actors(
     except KeyboardInterrupt:
         return outputs, True
     return outputs, False
+
+
+__all__ = ["COMPILING_AFTER_SECONDS", "RunOutcome", "simulate", "warm_up"]

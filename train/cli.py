@@ -567,5 +567,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+__all__ = ["Args", "build_parser", "main", "train"]
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,7 +10,7 @@
     ceiling(rules, samples=600)        # what knowing the shoe before every round is worth
 
 Pure math (no simulation); the model and its one approximation (splits) are described in
-:mod:`blackjack_env.solver._analysis`.
+``blackjack_env.solver._analysis``.
 """
 
 from ._analysis import clear_dealer_caches

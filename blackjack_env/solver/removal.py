@@ -238,8 +238,8 @@ def playing_efficiency(removal: Removal, tags: np.ndarray, penetration: float) -
     off the top and SD sqrt(k (N - 1) / (N - k)) x the card-weighted SD of its EOR vector
     (sampling without replacement, effects linear in the composition). Perfect knowledge gains
     SD x L(margin / SD) per decision (L the normal loss integral); a count whose tags correlate
-    rho with the EORs estimates the margin with SD |rho| x SD, gaining |rho| SD x L(margin /
-    (|rho| SD)). Gains are weighted by each cell's frequency and averaged over the rounds of a
+    rho with the EORs estimates the margin with SD ``|rho| x SD``, gaining ``|rho| SD x L(margin /
+    (|rho| SD))``. Gains are weighted by each cell's frequency and averaged over the rounds of a
     shoe dealt evenly to ``penetration``; insurance is left out (that is the IC). A cell's margin
     and EORs are those of its own hands as in ``Solution.action_ev`` (unsplit two-card hands where
     it has them), its weight counts every decision made there."""

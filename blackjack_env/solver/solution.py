@@ -64,7 +64,7 @@ def cache_dir() -> Path:
 
 def rules_key(rules: Rules) -> str:
     """Cache key of a solution: every field that changes a fresh-shoe analysis (penetration does not)
-    and the code that computes it (:func:`code_key`), so changed code never reads an old result."""
+    and the code that computes it (``code_key``), so changed code never reads an old result."""
     fields = rules.to_dict()
     fields.pop("penetration", None)
     text = json.dumps({"code": code_key(__name__), "rules": fields}, sort_keys=True)

@@ -36,7 +36,7 @@ of the round-start EV over the sampled shoes beside the policy's EV by true coun
 
 A learner's run (``--policy`` a ``blackjack-train --env shoe`` run folder holding
 ``counting-strategy.json`` or ``linear-model.json``, or that model file) gets the counter's pages and
-the learner's (:mod:`.learner`): ``learner_curve.png`` (its metrics.csv against rounds and wall time,
+the learner's (``learner``): ``learner_curve.png`` (its metrics.csv against rounds and wall time,
 with the share of the ceiling where the run priced it), ``learned_ramp.png`` (bet and learned round
 value by count), ``learned_indices.png`` (its learned deviations beside the generated indices of the
 same system, on basic strategy's chart) and, for a composition model, ``learned_count.png`` (its
@@ -51,11 +51,11 @@ The files are built in a temporary folder beside ``--out`` and moved in when com
 ``--out`` is created by one rename; an existing one keeps every file the report does not write,
 and the report refuses (naming them) to replace files it would write unless ``--overwrite``.
 
-The package: :mod:`.model` (the numbers and the run that fills them), :mod:`.figures`,
-``templates/`` (the documents' words, written once for both formats, see :mod:`.documents`),
-:mod:`.formats` (how each kind of number is printed), :mod:`.writer` (the one place files are
-written) and :mod:`.cli`. A new section is a template in ``templates/sections/`` included by
-``templates/report.j2``, with its numbers in the model and its figure in :mod:`.figures`.
+The package: ``model`` (the numbers and the run that fills them), ``figures``,
+``templates/`` (the documents' words, written once for both formats, see ``documents``),
+``formats`` (how each kind of number is printed), ``writer`` (the one place files are
+written) and ``cli``. A new section is a template in ``templates/sections/`` included by
+``templates/report.j2``, with its numbers in the model and its figure in ``figures``.
 """
 
 from .cli import build_parser, format_headline, main
