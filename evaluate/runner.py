@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from blackjack_env.ray_cluster import check_address, start_or_join
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import CHUNK_ROUNDS, Policy, SimulationResult, Table, iter_chunks
 
@@ -100,6 +101,8 @@ def simulate(
         raise ValueError(f"workers must be >= 1, got {workers}")
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
+    if backend == "ray":
+        check_address(ray_address)  # a cluster that is not there: one line now, not Ray's minutes of retries
     policies = [policy, *([baseline] if baseline is not None else []), *others]
     chunks = list(iter_chunks(rules, policies, rounds, seed, chunk_rounds, table))
     clock = _Stopwatch()
@@ -211,14 +214,9 @@ def _run_ray(
     on_start: Callable[[], None] | None = None,
 ) -> tuple[dict[int, np.ndarray], bool, int]:
     """Start (or join) Ray and warm one actor per worker untimed, then time the chunks alone."""
-    try:
-        import ray
-    except ImportError:
-        raise ValueError("the ray backend needs Ray: pip install 'blackjack-env[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        kwargs: dict[str, Any] = {"address": address} if address else {"num_cpus": workers or default_workers()}
-        ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR", **kwargs)
+    started_here = start_or_join(address, workers or default_workers())
+    import ray
+
     actors: list[Any] = []
     try:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))

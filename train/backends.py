@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from blackjack_env.agents.count_table import chunk_words
+from blackjack_env.ray_cluster import start_or_join
 
 BACKENDS = ("local", "ray")
 #: Chunks per policy refresh unless told (--sync-chunks): one default for every backend and worker
@@ -189,10 +190,7 @@ class RayBackend:
 
         self.ray = ray
         self.driver_warm_up_seconds = warm_up(agent)
-        self.started_here = not ray.is_initialized()
-        if self.started_here:
-            kwargs: dict[str, Any] = {"address": self.address} if self.address else {"num_cpus": self.workers}
-            ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR", **kwargs)
+        self.started_here = start_or_join(self.address, self.workers)
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         if self.workers > cpus:
             raise ValueError(f"--workers {self.workers}: the Ray cluster has {cpus} CPUs")

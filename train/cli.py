@@ -81,10 +81,6 @@ RUN_SETTINGS = (
 #: The options that say where and how a shoe learner's chunks run (train/backends.py).
 SCALE_OUT = ("backend", "workers", "ray_address", "sync_chunks")
 ENVS = ("round", "shoe")
-#: Rounds a --env shoe run of the count-table (tabular) and composition (linear) learners takes
-#: unless told: in one seat, what reaches the README's figures in under 30 minutes on one core of
-#: this machine (both learn at about 1.5-2 M rounds/s there).
-DEFAULT_SHOE_ROUNDS = 2_000_000_000
 STATE_FILE = "state.json"
 METRICS_FILE = "metrics.csv"
 
@@ -192,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--steps",
         type=parse_count,
         default=None,
-        help="total env steps (default tabular 5e8, ppo 2e6); learners step in whole chunks or rollouts "
+        help="total env steps (default tabular 5e8, ppo 2e6; --env shoe tabular and linear: rounds, 2e9 per "
+        "learning seat, so --seats 3 --seat all 6.7e8); learners step in whole chunks or rollouts "
         "(ppo: n_envs x n_steps), so a run ends at the first boundary at or past this",
     )
     p.add_argument("--seed", type=int, default=None, help=f"seed of everything (default {d.seed})")
@@ -264,8 +261,12 @@ def resolve_args(ns: argparse.Namespace) -> Args:
             "--epsilon is not used by the count-table learner (--env shoe --algo tabular): it explores "
             "by rolling out every legal answer of each decision on the same cards"
         )
-    if args.steps == 0:
-        args.steps = DEFAULT_SHOE_ROUNDS if args.env == "shoe" and args.algo != "ppo" else DEFAULT_STEPS[args.algo]
+    if args.steps == 0 and args.env == "shoe" and args.algo != "ppo":
+        from .shoe import default_rounds  # 2e9 rounds per learning seat (train/shoe.py SEAT_ROUNDS)
+
+        args.steps = default_rounds(args.seats, args.seat)
+    elif args.steps == 0:
+        args.steps = DEFAULT_STEPS[args.algo]
     if not args.reward:
         args.reward = DEFAULT_REWARD[args.algo]
     if not args.out:
@@ -442,6 +443,10 @@ def train(args: Args, resume: bool = False) -> int:
     else:
         solution = solve(rules)
         trainer = (TabularTrainer if args.algo == "tabular" else PPOTrainer)(args, rules, out, resume)
+    if args.env == "shoe" and args.algo != "ppo":
+        from .shoe import budget_line
+
+        print(f"blackjack-train: {budget_line(args, trainer.steps)}", file=sys.stderr, flush=True)
     state = json.loads((out / STATE_FILE).read_text()) if resume else {"wall_s": 0.0}
     columns = getattr(trainer, "columns", METRIC_COLUMNS)
     metrics = MetricsLog(out / METRICS_FILE, keep_up_to=trainer.steps if resume else -1, columns=columns)

@@ -38,6 +38,72 @@ HILO_FILE = "hilo-i18-fab4-ev-max.json"
 #: The calibration run of the Hi-Lo baseline's bets is this many times --eval-rounds.
 CALIBRATION_FACTOR = 10
 
+# ---------------------------------------------------------------------------- the default budget
+#: Rounds per learning seat a run of the count-table (tabular) and composition (linear) learners takes
+#: unless told (--steps): every learning seat's decisions train the learner, so a table of N seats with
+#: ``--seat all`` learns from N times the decisions per round and takes 1/N of the rounds. One seat: 2e9
+#: rounds, the runs measured in README "Learning to count" (their figures are those of this budget).
+SEAT_ROUNDS = 2_000_000_000
+#: Seconds per round of a whole default run, one seat, one core (evaluations and compiling included):
+#: the README's measured runs, 2e9 rounds in 1,332 s (count-table) and 550 s (composition) on its
+#: 2-core machine, the other core busy.
+ONE_SEAT_SECONDS = {"tabular": 1332 / 2e9, "linear": 550 / 2e9}
+#: A round's cost at a table of S seats, L of them learning (with ``--seat all`` L = S, else 1), as
+#: (a + b S) L + c (S - L) in microseconds of one core: ``a + b S`` a learning seat's decisions and
+#: rollouts (which finish the round at every seat, hence b), ``c`` a seat playing basic strategy. Fitted
+#: to the learning rates of ``python benchmarks/count_table_speed.py --learner L --seats S --seat X
+#: --skip 60`` (1, 2, 3, 5 seats with --seat all, 3 seats with one learning; within 10% of each).
+ROUND_COST = {"tabular": (0.256, 0.106, 0.136), "linear": (0.205, 0.0, 0.096)}
+#: Speed of K workers over one: measured 1.85-1.90x for 2 (README "Scale-out"), taken as 0.9 per added worker.
+WORKER_GAIN = 0.9
+
+
+def learning_seats(seats: int, seat: str) -> int:
+    """The seats whose decisions train the learner: every seat with --seat all, else one."""
+    return max(1, int(seats)) if seat == "all" else 1
+
+
+def default_rounds(seats: int, seat: str) -> int:
+    """--steps unless told: ``SEAT_ROUNDS`` per learning seat (rounded up), so every table learns
+    from as many decisions as the one-seat default's 2e9 rounds."""
+    return -(-SEAT_ROUNDS // learning_seats(seats, seat))
+
+
+def expected_seconds(algo: str, rounds: int, seats: int, seat: str, workers: int = 1, sync_chunks: int = 16) -> float:
+    """The wall time ``rounds`` of learning are expected to take: the one-seat whole-run rate measured
+    (``ONE_SEAT_SECONDS``) times this table's cost per round relative to one seat's (``ROUND_COST``),
+    over the workers' measured gain (at most ``sync_chunks`` chunks run at once)."""
+    a, b, c = ROUND_COST[algo]
+    n, learning = max(1, int(seats)), learning_seats(seats, seat)
+    relative = ((a + b * n) * learning + c * (n - learning)) / (a + b)
+    parallel = 1 + WORKER_GAIN * (min(max(1, workers), max(1, sync_chunks)) - 1)
+    return rounds * ONE_SEAT_SECONDS[algo] * relative / parallel
+
+
+def format_duration(seconds: float) -> str:
+    """A duration for a person: seconds, minutes or hours."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} minutes"
+    return f"{seconds / 3600:.1f} hours"
+
+
+def budget_line(args: Any, done: int = 0) -> str:
+    """The line a run starts with: its budget in rounds (said to be the default where it is) and the
+    time it is expected to take from ``done`` rounds on (``expected_seconds``)."""
+    learning = learning_seats(args.seats, args.seat)
+    why = "the run's budget" if done else "--steps"
+    if args.steps == default_rounds(args.seats, args.seat):
+        why = "default: 2e9 per learning seat" + (f", {learning} learning" if learning > 1 else "")
+    start = f", from {done:,}" if done else ""
+    seconds = expected_seconds(args.algo, args.steps - done, args.seats, args.seat, args.workers, args.sync_chunks)
+    workers = f"{args.workers} workers" if args.workers > 1 else "1 worker"
+    return (
+        f"{args.steps:,} rounds ({why}){start}; expected about {format_duration(seconds)} on {workers} "
+        "(README's measured rates; the bar shows this machine's)"
+    )
+
 
 def load_system(spec: str) -> CountingSystem:
     """--system: a built-in name, or a JSON file holding a system ({"tags": ..., "balanced": ...})
@@ -246,6 +312,10 @@ def check_shoe_args(args: Any, rules: Rules) -> None:
     """Everything --env shoe can refuse, before anything is written (one line each)."""
     from blackjack_env.agents.count_table import CountTableAgent
 
+    if args.backend == "ray" and args.algo != "ppo":
+        from blackjack_env.ray_cluster import check_address
+
+        check_address(args.ray_address or None)  # a cluster that is not there: one line, before the run folder
     if getattr(args, "ceiling", False):
         from .ceiling import check_ceiling_args
 

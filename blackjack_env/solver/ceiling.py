@@ -744,6 +744,10 @@ def ceiling(
         raise ValueError(f"workers must be >= 1, got {workers}")
     if strata < 1:
         raise ValueError(f"strata must be >= 1, got {strata}")
+    if backend == "ray":
+        from ..ray_cluster import check_address
+
+        check_address(ray_address)  # before the shoes are recorded: a cluster that is not there is one line
     basic = basic if basic is not None else solve(rules).table
     k = n_strata(samples, strata)
     pool = samples if k == 1 else min(MAX_POOL, POOL_PER_SAMPLE * samples)
@@ -921,14 +925,11 @@ def _run_ray(
     progress: Any,
 ) -> int:
     """Shoes as Ray tasks (a local Ray, or the cluster at ``address``), at most ``workers`` at once."""
-    try:
-        import ray
-    except ImportError:
-        raise ValueError("the ray backend needs Ray: pip install 'blackjack-env[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        kwargs: dict[str, Any] = {"address": address} if address else {"num_cpus": workers}
-        ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR", **kwargs)
+    from ..ray_cluster import start_or_join
+
+    started_here = start_or_join(address, workers)
+    import ray
+
     try:
         task = ray.remote(num_cpus=1)(_shoe_task)
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))

@@ -1,7 +1,7 @@
 """``blackjack-evaluate report``'s command line: parse, build the report, write it, say so.
 
-Errors are one line and exit status 2 with nothing written; Ctrl-C while the report is built writes
-nothing (exit 130); see :mod:`.writer` for what happens in ``--out``.
+Errors are one line and exit status 2 with nothing written; Ctrl-C at any point (the simulation, the
+ceiling, drawing) writes nothing and exits 130; see :mod:`.writer` for what happens in ``--out``.
 """
 
 from __future__ import annotations
@@ -70,8 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, ValueError, OSError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; no report written", file=sys.stderr)
+    except KeyboardInterrupt as stop:
+        why = f" ({stop})" if str(stop) else ""
+        print(f"{PROG}: interrupted; no report written{why}", file=sys.stderr)
         return 130
     except ImportError as error:
         print(

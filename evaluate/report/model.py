@@ -324,6 +324,7 @@ class Report:
     rules: Rules
     rounds: int
     seed: int
+    # False in every report written: an interrupted run raises KeyboardInterrupt and writes none
     interrupted: bool
     ev: dict[str, Estimate]  # policy, basic and random: all three on the same cards every round
     gap_to_basic: Estimate
@@ -379,23 +380,33 @@ def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy, table: Ta
 
     A counting strategy (or a composition model) is paired with basic strategy alone: the shoe advances along the last
     player's play, so random play last would deal the counter other shoes than its own (more
-    rounds per shoe, another spread of the true count), and it has nothing to say about a count."""
-    outcome = simulate(
-        rules,
-        policy,
-        args.rounds,
-        seed=args.seed,
-        baseline=load_policy("basic", rules),
-        others=[] if policy.compiled_count else [Policy.random()],
-        workers=args.workers,
-        backend=args.backend,
-        ray_address=args.ray_address,
-        table=table,
-        on_compiling=RunFeedback(PROG, args.rounds, bar=False).compiling,
-    )
+    rounds per shoe, another spread of the true count), and it has nothing to say about a count.
+
+    A Ctrl-C during the run is a KeyboardInterrupt here (the simulator keeps the rounds finished, but a
+    report of part of a run is not the report asked for): the command writes nothing and exits 130.
+    On a terminal a progress bar shows the simulation, as ``blackjack-evaluate``'s does."""
+    feedback = RunFeedback(PROG, args.rounds, bar=sys.stderr.isatty())
+    try:
+        outcome = simulate(
+            rules,
+            policy,
+            args.rounds,
+            seed=args.seed,
+            baseline=load_policy("basic", rules),
+            others=[] if policy.compiled_count else [Policy.random()],
+            workers=args.workers,
+            backend=args.backend,
+            ray_address=args.ray_address,
+            progress=feedback.update,
+            table=table,
+            on_compiling=feedback.compiling,
+            on_start=feedback.started,
+        )
+    finally:
+        feedback.close()
     note_compile(outcome, PROG)
-    if outcome.result.rounds == 0:
-        raise CliError("interrupted before any round finished")
+    if outcome.interrupted:
+        raise KeyboardInterrupt
     return outcome
 
 
@@ -418,15 +429,13 @@ def build_report(args: argparse.Namespace) -> Report:
         rules=rules,
         rounds=a.rounds,
         seed=args.seed,
-        interrupted=run.interrupted,
+        interrupted=False,
         ev=ev,
         gap_to_basic=Estimate.of(diff, diff_stderr),
         paired_rounds=paired,
         rates={"policy": a.rates(), "basic": a.rates(1)},
         exact=None,
     )
-    if report.interrupted:
-        report.notes.append(f"Interrupted: the simulated numbers cover the {a.rounds:,} rounds finished.")
     if args.bankroll is not None and not policy.compiled_count:
         report.notes.append("--bankroll is used by a counting strategy's pages only; this policy does not count.")
     if policy.compiled_count:  # no exact analysis: a count's play follows the cards seen
@@ -498,22 +507,22 @@ def check_ceiling(args: argparse.Namespace, rules: Rules) -> None:
 
 def add_ceiling(report: Report, args: argparse.Namespace, rules: Rules, policy: Policy) -> None:
     """The ceiling of the same game (seats, seed, workers, backend: ``game_ceiling``, as
-    ``blackjack-evaluate --ceiling``) for the policy's bets, beside the policy's paired gap. A run
-    interrupted before it leaves it out; an interrupted ceiling keeps the shoes analysed."""
-    if report.interrupted:
-        report.notes.append("Interrupted before the ceiling was analysed: the report has no ceiling.")
-        return
+    ``blackjack-evaluate --ceiling``) for the policy's bets, beside the policy's paired gap. A Ctrl-C
+    in it is a KeyboardInterrupt (no report is written) whose message says the shoes analysed are kept
+    in the ceiling's cache, so the same command again analyses only the rest."""
     print(
         f"{PROG}: analysing {args.ceiling_samples:,} round-start shoes for the ceiling (seconds per shoe)...",
         file=sys.stderr,
         flush=True,
     )
     result = game_ceiling(rules, args)
-    if result.samples == 0:
-        raise CliError("--ceiling: interrupted before any shoe was analysed")
-    report.ceiling = Ceiling.of(result, report.gap_to_basic, ceiling_bets(policy))
     if result.interrupted:
-        report.notes.append(f"Interrupted: the ceiling covers the {result.samples:,} shoes analysed.")
+        raise KeyboardInterrupt(
+            f"the ceiling's {result.samples:,} shoes analysed are kept: the same command again analyses only the rest"
+            if result.samples
+            else "no ceiling shoe was analysed"
+        )
+    report.ceiling = Ceiling.of(result, report.gap_to_basic, ceiling_bets(policy))
 
 
 def read_metrics(path: Path) -> list[dict[str, float]]:
