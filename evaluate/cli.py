@@ -39,7 +39,7 @@ from .options import (
     warnings_as_lines,
 )
 from .policies import is_counting, load_policy
-from .runner import RunOutcome, simulate
+from .runner import RunOutcome
 
 PROG = "blackjack-evaluate"
 
@@ -262,20 +262,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     priced = [] if args.no_exact or why_not[0] else [p.table for p, why in pairs if not why]
     feedback = RunFeedback(PROG, args.rounds, bar=not args.no_progress and sys.stderr.isatty())
     try:
-        outcome = simulate(
-            rules,
-            policy,
-            args.rounds,
-            seed=args.seed,
-            baseline=baseline,
-            workers=args.workers,
-            backend=args.backend,
-            ray_address=args.ray_address,
-            progress=feedback.update,
-            table=table,
-            on_compiling=feedback.compiling,
-            on_start=feedback.started,
-        )
+        outcome = feedback.simulate(args, rules, policy, table, baseline=baseline)
     finally:
         feedback.close()
     note_compile(outcome, PROG)

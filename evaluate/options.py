@@ -282,6 +282,27 @@ class RunFeedback:
         if self.bar is not None:
             self.bar.close()
 
+    def simulate(
+        self, args: argparse.Namespace, rules: Rules, policy: Policy, table: Table | None, **policies: Any
+    ) -> RunOutcome:
+        """``runner.simulate`` with the command's run options (``--rounds``, ``--seed``,
+        ``--workers``, ``--backend``, ``--ray-address``) and this feedback's hooks: the one way the
+        commands start a simulation. ``policies``: ``baseline=`` and ``others=``."""
+        return runner.simulate(
+            rules,
+            policy,
+            args.rounds,
+            seed=args.seed,
+            workers=args.workers,
+            backend=args.backend,
+            ray_address=args.ray_address,
+            progress=self.update,
+            table=table,
+            on_compiling=self.compiling,
+            on_start=self.started,
+            **policies,
+        )
+
 
 @contextlib.contextmanager
 def warnings_as_lines(prog: str) -> Iterator[None]:

@@ -63,7 +63,6 @@ from .options import (
     warnings_as_lines,
 )
 from .policies import is_counting, load_policy
-from .runner import simulate
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -284,20 +283,7 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     try:
         for run in runs:
             feedback.description = f"penetration {run.penetration:g}"
-            outcome = simulate(
-                run.rules,
-                run.baseline,
-                args.rounds,
-                seed=args.seed,
-                others=run.policies,
-                workers=args.workers,
-                backend=args.backend,
-                ray_address=args.ray_address,
-                progress=feedback.update,
-                table=table,
-                on_compiling=feedback.compiling,
-                on_start=feedback.started,
-            )
+            outcome = feedback.simulate(args, run.rules, run.baseline, table, others=run.policies)
             note_compile(outcome, PROG)
             seconds += outcome.seconds
             warmup_seconds += outcome.warmup_seconds

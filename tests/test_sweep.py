@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from blackjack_env.evaluate import sweep
+from blackjack_env.evaluate import runner, sweep
 from blackjack_env.evaluate.cli import main
 
 ROUNDS = "1e5"
@@ -199,7 +199,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
 def test_ctrl_c_keeps_the_penetrations_finished(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = sweep.simulate
+    real = runner.simulate  # what every command's simulation calls (RunFeedback.simulate)
     calls: list[float] = []
 
     def simulate(rules, *args, **kwargs):  # Ctrl-C as the second penetration's run starts
@@ -208,7 +208,7 @@ def test_ctrl_c_keeps_the_penetrations_finished(
             raise KeyboardInterrupt
         return real(rules, *args, **kwargs)
 
-    monkeypatch.setattr(sweep, "simulate", simulate)
+    monkeypatch.setattr(runner, "simulate", simulate)
     summary = json.loads(run_sweep(capsys, "--json", "--no-plot"))
     assert summary["interrupted"]
     assert {c["penetration"] for c in summary["cells"]} == {PENETRATIONS[0]}

@@ -33,7 +33,7 @@ from ..options import (
     table_from_args,
 )
 from ..policies import load_policy
-from ..runner import RunOutcome, simulate
+from ..runner import RunOutcome
 from .formats import COUNT_FIGURES, fmt_count
 from .learner import build_learner, learner_kind
 
@@ -387,20 +387,13 @@ def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy, table: Ta
     On a terminal a progress bar shows the simulation, as ``blackjack-evaluate``'s does."""
     feedback = RunFeedback(PROG, args.rounds, bar=sys.stderr.isatty())
     try:
-        outcome = simulate(
+        outcome = feedback.simulate(
+            args,
             rules,
             policy,
-            args.rounds,
-            seed=args.seed,
+            table,
             baseline=load_policy("basic", rules),
             others=[] if policy.compiled_count else [Policy.random()],
-            workers=args.workers,
-            backend=args.backend,
-            ray_address=args.ray_address,
-            progress=feedback.update,
-            table=table,
-            on_compiling=feedback.compiling,
-            on_start=feedback.started,
         )
     finally:
         feedback.close()
