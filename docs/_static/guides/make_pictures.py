@@ -1,0 +1,93 @@
+"""The guides' pictures (docs/guides/*.md), drawn from the package and from benchmarks/results/.
+
+    python docs/_static/guides/make_pictures.py          # every picture, about a minute on 2 cores
+
+Writes, beside this file:
+
+* ``basic-strategy-chart.png``: the default game's basic strategy (the solver's table), coloured by
+  action, as a report's ``chart.png`` draws it.
+* ``learning-curves.png``: the exact EV gap to basic strategy against env steps of two runs kept in
+  ``benchmarks/results/`` (``tabular-sampled-default``: ``blackjack-train --algo tabular
+  --eval-every 2.5e7 --eval-rounds 1e7``; ``ppo-rollout16k-seed0``: ``blackjack-train --algo ppo
+  --eval-every 2e5``), with the paired 95% intervals of their evaluations.
+* ``report-ev.png``, ``report-chart.png``, ``report-deviations.png``: figures of ``blackjack-evaluate
+  report --policy stand16.json --rounds 1e7`` (basic strategy that stands on hard 16 against a ten).
+* ``indices-hilo.png``: ``blackjack-strategy --indices hilo --set penetration=0.75 --plot``.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import tempfile
+from pathlib import Path
+
+from blackjack_env import Rules
+from blackjack_env.evaluate.report import main as report
+from blackjack_env.evaluate.report.figures import chart_figure
+from blackjack_env.evaluate.strategy import main as strategy
+from blackjack_env.solver import solve
+from blackjack_env.strategy import StrategyTable
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE.parents[2] / "benchmarks" / "results"
+
+
+def basic_chart() -> None:
+    table = solve(Rules()).table
+    chart_figure(table, table, HERE / "basic-strategy-chart.png", size=(13, 8.2))
+
+
+def learning_curves() -> None:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 3.8), dpi=100, layout="constrained")
+    axes = fig.subplots(1, 2)
+    runs = [("tabular-sampled-default", "tabular (Monte Carlo control)"), ("ppo-rollout16k-seed0", "MaskablePPO")]
+    for ax, (run, title) in zip(axes, runs, strict=True):
+        with open(RESULTS / run / "metrics.csv") as file:
+            rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(file)][1:]  # after the start
+        steps = [r["step"] for r in rows]
+        ax.fill_between(
+            steps,
+            [100 * r["ev_gap_low"] for r in rows],
+            [100 * r["ev_gap_high"] for r in rows],
+            alpha=0.25,
+            label="paired simulation, 95% CI",
+        )
+        ax.plot(steps, [100 * r["exact_ev_gap"] for r in rows], marker=".", label="exact (the solver)")
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_title(f"{title}: benchmarks/results/{run}", fontsize=9)
+        ax.set_xlabel("env steps")
+        ax.set_ylabel("EV gap to basic strategy (% of the bet)")
+        ax.legend(fontsize=8, loc="lower right")
+    fig.savefig(HERE / "learning-curves.png", format="png")
+
+
+def report_figures(folder: Path) -> None:
+    chart = solve(Rules()).table.to_chart()
+    chart["hard"]["16"]["10"] = "S"
+    StrategyTable.from_chart(chart, name="stand-16-v-10").save(folder / "stand16.json")
+    out = folder / "report"
+    assert report(["--policy", str(folder / "stand16.json"), "--rounds", "1e7", "--out", str(out)]) == 0
+    for name in ("ev", "chart", "deviations"):
+        shutil.copy(out / f"{name}.png", HERE / f"report-{name}.png")
+
+
+def indices(folder: Path) -> None:
+    plot = folder / "indices.png"
+    assert strategy(["--indices", "hilo", "--set", "penetration=0.75", "--plot", str(plot), "--format", "csv"]) == 0
+    shutil.copy(plot, HERE / "indices-hilo.png")
+
+
+def main() -> None:
+    basic_chart()
+    learning_curves()
+    with tempfile.TemporaryDirectory() as folder:
+        report_figures(Path(folder))
+        indices(Path(folder))
+
+
+if __name__ == "__main__":
+    main()
