@@ -5,7 +5,8 @@ their text changed):
 
 * ``envs/<env>.rst`` and ``envs/<env>.png``: the environment cards (:mod:`.cards`);
 * ``rules.rst``: every ``Rules`` field and preset (:mod:`.rules_page`);
-* ``cli.rst``: every command and subcommand, through sphinx-argparse (:mod:`.cli_page`).
+* ``cli.rst``: every command and subcommand, through sphinx-argparse (:mod:`.cli_page`);
+* ``results/<table>.inc``: the results pages' tables, from ``benchmarks/results/`` (:mod:`.results_page`).
 
 It also renders the envs' docstrings' Gymnasium sections in the API reference
 (``autodoc-process-docstring``), and resolves a reference to a name by where its object is
@@ -35,6 +36,7 @@ def generate(app: Any) -> None:
 
     from .cards import write_cards
     from .cli_page import write_cli
+    from .results_page import write_results
     from .rules_page import write_rules
 
     logger = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ def generate(app: Any) -> None:
     cards = write_cards(folder / "envs")
     write_rules(folder)
     write_cli(folder)
-    kept = {folder / "rules.rst", folder / "cli.rst"}
+    kept = {folder / "rules.rst", folder / "cli.rst", *write_results(folder / "results")}
     for card in cards:
         kept |= {folder / "envs" / f"{card.slug}.rst", folder / "envs" / f"{card.slug}.png"}
     for stale in before - kept:

@@ -1,0 +1,497 @@
+"""The results pages' tables, from the measurements kept in ``benchmarks/results/``.
+
+Each table is a Markdown file ``docs/generated/results/<name>.inc`` (not a page of its own: the
+hand-written pages under ``docs/results/`` include it), built by one function of the results folder
+(``TABLES``), so a page shows what the results files hold and nothing else; ``tests/test_docs_results.py``
+holds the tables to the files read independently.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from .write import write_text
+
+ROOT = Path(__file__).resolve().parents[3]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def read_csv(path: Path) -> list[dict[str, float]]:
+    with path.open(newline="") as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown pipe table ("|" in a cell escaped)."""
+    cells = [[str(c).replace("|", "\\|") for c in row] for row in [header, *rows]]
+    lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def signed(x: float, digits: int = 3) -> str:
+    return f"{x:+.{digits}f}"
+
+
+def interval(low: float, high: float, digits: int = 3) -> str:
+    return f"{low:+.{digits}f} .. {high:+.{digits}f}"
+
+
+def with_ci(x: float, ci: list[float] | tuple[float, float], digits: int = 3, scale: float = 1.0) -> str:
+    return f"{signed(scale * x, digits)} ({interval(scale * ci[0], scale * ci[1], digits)})"
+
+
+def percent(share: float, ci: list[float]) -> str:
+    return f"{100 * share:.0f}% ({100 * ci[0]:.0f} .. {100 * ci[1]:.0f}%)"
+
+
+def count(n: float) -> str:
+    return f"{int(n):,}"
+
+
+def published_percent(ev: float) -> str:
+    """A published EV as a house edge in percent, digit for digit (no digit added or dropped)."""
+    edge = -Decimal(repr(ev)) * 100
+    return format(edge.normalize(), "f")
+
+
+# --- exact house edges ---------------------------------------------------------------------------
+
+
+def house_edges(results: Path) -> str:
+    data = read_json(results / "house-edges" / "house-edges.json")
+    rows = []
+    for game in data["games"]:
+        diff = f"{-100 * (game['exact_ev'] - game['published_ev']):+.5f}".replace("-0.00000", "0.00000")
+        basic = f"{-100 * game['basic_ev']:.5f}" if game["kind"] == "composition-dependent" else ""
+        rows.append(
+            [
+                game["name"],
+                game["game"],
+                game["kind"],
+                published_percent(game["published_ev"]),
+                f"{-100 * game['exact_ev']:.5f}",
+                diff,
+                basic,
+                game["source"],
+            ]
+        )
+    header = [
+        "published game",
+        "rules here",
+        "strategy",
+        "published house edge, %",
+        "exact here, %",
+        "here minus published, pp",
+        "basic strategy here, %",
+        "source",
+    ]
+    return table(header, rows)
+
+
+def cut_card(results: Path) -> str:
+    cut = read_json(results / "house-edges" / "house-edges.json")["cut_card"]
+    published = cut["published_house_edge_percent"]
+    low, high = cut["simulated_house_edge_percent_ci95"]
+    rows = [
+        ["game", cut["game"]],
+        ["cut card", cut["cut_card"]],
+        ["published: qfit.com", f"{published['qfit']}%"],
+        [
+            "published: Hoppe's simulation",
+            f"{published['hoppe_simulation']}% +- {published['hoppe_simulation_stderr']}% (standard error)",
+        ],
+        ["published: Wizard of Odds calculator", f"{published['wizard_of_odds_calculator']}%"],
+        [
+            "simulated here, basic strategy to the cut card",
+            f"{cut['simulated_house_edge_percent']:.4f}% (95% CI {low:.4f} .. {high:.4f}%), "
+            f"{count(cut['rounds'])} rounds, seed {cut['seed']}",
+        ],
+        [
+            "exact here, off the top of a fresh shoe (no cut card)",
+            f"{cut['exact_off_the_top_house_edge_percent']:.4f}%",
+        ],
+    ]
+    return table(["", "house edge"], rows)
+
+
+# --- one-round learners --------------------------------------------------------------------------
+
+TABULAR_RUNS = ("tabular-sampled-default", "tabular-expected")
+
+
+def tabular(results: Path) -> str:
+    rows = []
+    for name in TABULAR_RUNS:
+        s = read_json(results / name / "summary.json")
+        final = s["final_pp"]
+        first = s["first_within"]["0.05 pp"]
+        rows.append(
+            [
+                f"`{name}`",
+                s["config"]["reward"],
+                count(s["steps"]),
+                f"{s['wall_s']:.1f}",
+                f"{final['exact_ev_gap']:+.4f}",
+                f"{final['ev_gap']:+.4f} ({final['ev_gap_low']:+.4f} .. {final['ev_gap_high']:+.4f}), "
+                f"{count(s['final_rounds'])} rounds",
+                f"{100 * s['final_agreement']:.2f}%",
+                f"{count(first['exact']['step'])} steps, {first['exact']['wall_s']} s",
+                f"{count(first['paired_ci_low']['step'])} steps, {first['paired_ci_low']['wall_s']} s",
+            ]
+        )
+    header = [
+        "run",
+        "reward",
+        "steps",
+        "wall s",
+        "exact gap, pp",
+        "paired gap, pp (95% CI)",
+        "agreement",
+        "first within 0.05 pp, exact",
+        "first within 0.05 pp, paired CI",
+    ]
+    return table(header, rows)
+
+
+PPO_SETTINGS = (
+    "reward",
+    "n_envs",
+    "n_steps",
+    "batch_size",
+    "n_epochs",
+    "learning_rate",
+    "lr_schedule",
+    "gamma",
+    "gae_lambda",
+    "ent_coef",
+    "net_arch",
+)
+
+
+def ppo_defaults() -> dict[str, Any]:
+    """``blackjack-train --algo ppo``'s settings when none is given."""
+    from blackjack_env.train.cli import DEFAULT_REWARD, Args
+
+    defaults = {name: getattr(Args(), name) for name in PPO_SETTINGS}
+    defaults["reward"] = DEFAULT_REWARD["ppo"]
+    return defaults
+
+
+def ppo_runs(results: Path) -> list[Path]:
+    """The one-round PPO runs (a metrics.csv, no shoe), those on today's defaults first."""
+    runs = [p.parent for p in sorted(results.glob("ppo-*/metrics.csv"))]
+    runs = [run for run in runs if read_json(run / "config.json")["args"].get("env", "round") == "round"]
+    defaults = ppo_defaults()
+    return sorted(runs, key=lambda run: (len(ppo_changes(run, defaults)), run.name))
+
+
+#: A setting a run's config.json lacks: the run is older than the option, and ran as this says.
+BEFORE_OPTION = {"lr_schedule": "constant"}
+
+
+def ppo_changes(run: Path, defaults: dict[str, Any]) -> list[str]:
+    args = {**BEFORE_OPTION, **read_json(run / "config.json")["args"]}
+    return [f"`{k}` {args[k]}" for k in PPO_SETTINGS if k in args and args[k] != defaults[k]]
+
+
+def ppo(results: Path) -> str:
+    defaults = ppo_defaults()
+    rows = []
+    for run in ppo_runs(results):
+        args = read_json(run / "config.json")["args"]
+        curve = read_csv(run / "metrics.csv")
+        last = curve[-1]
+        within = next((row["step"] for row in curve if 100 * row["exact_ev_gap"] >= -0.15), None)
+        rows.append(
+            [
+                f"`{run.name}`",
+                ", ".join(ppo_changes(run, defaults)) or "the defaults",
+                str(args["seed"]),
+                count(last["step"]),
+                f"{100 * last['exact_ev_gap']:+.3f}",
+                f"{100 * last['ev_gap']:+.3f} ({100 * last['ev_gap_low']:+.3f} .. {100 * last['ev_gap_high']:+.3f})",
+                f"{100 * last['agreement']:.1f}%",
+                count(within) if within is not None else "not reached",
+                f"{last['wall_s']:.0f}",
+            ]
+        )
+    eval_rounds = read_json(ppo_runs(results)[0] / "config.json")["args"]["eval_rounds"]
+    header = [
+        "run",
+        "settings other than the defaults",
+        "seed",
+        "steps",
+        "exact gap, pp",
+        f"paired gap, pp (95% CI, {count(eval_rounds)} rounds)",
+        "agreement",
+        "first within 0.15 pp (exact), step",
+        "wall s",
+    ]
+    return table(header, rows)
+
+
+# --- learning to count ---------------------------------------------------------------------------
+
+LEARNERS = {
+    "count-table": "count-table learner (Hi-Lo)",
+    "composition": "composition learner",
+    "hilo-i18-fab4": "Hi-Lo I18 + Fab 4",
+}
+
+
+def learning_to_count_flat(results: Path) -> str:
+    data = read_json(results / "learning-to-count" / "results.json")
+    flat = data["flat"]
+    rows = []
+    for key, label in LEARNERS.items():
+        one, zero = flat["seat 1 of 3"][key], flat["seat 0 of 3"][key]
+        share = one["share_of_ceiling"]
+        rows.append(
+            [
+                label,
+                with_ci(one["vs_reference_per_100"], one["ci95"]),
+                percent(share["share"], share["ci95"]),
+                with_ci(zero["vs_reference_per_100"], zero["ci95"]),
+            ]
+        )
+    ceiling = data["ceiling"]
+    header = [
+        "flat bet of 1: gain over basic strategy per 100 rounds (95% CI)",
+        "seat 1 of 3",
+        f"share of the ceiling at seat 1 of 3 ({signed(ceiling['gain_per_100'])})",
+        "seat 0 of 3",
+    ]
+    return table(header, rows)
+
+
+def learning_to_count_bets(results: Path) -> str:
+    data = read_json(results / "learning-to-count" / "results.json")
+    bets = data["bets"]
+    ramp = ", ".join(f"{bet:g} from {tc:+g}" for tc, bet in data["hilo_ev_max_ramp"])
+    rows = [
+        [
+            "Hi-Lo I18 + Fab 4, bets EV-maximised (" + ramp + ")",
+            signed(bets["hilo-i18-fab4-ev-max"]["ev_per_100"]),
+            f"{bets['hilo-i18-fab4-ev-max']['avg_bet']:.3f}",
+            "",
+        ]
+    ]
+    for key, label in (
+        ("count-table", LEARNERS["count-table"]),
+        ("composition", LEARNERS["composition"]),
+        ("basic", "basic strategy, flat"),
+    ):
+        row = bets[key]
+        rows.append(
+            [
+                label,
+                signed(row["ev_per_100"]),
+                f"{row['avg_bet']:.3f}",
+                with_ci(row["vs_reference_per_100"], row["ci95"]),
+            ]
+        )
+    header = ["bets 1, 2, 4, 8, one seat", "EV per 100 rounds", "average bet", "minus Hi-Lo I18 + Fab 4 (95% CI)"]
+    return table(header, rows)
+
+
+def learning_to_count_runs(results: Path) -> str:
+    data = read_json(results / "learning-to-count" / "results.json")
+    rows = []
+    for key in ("count-table", "composition"):
+        run = data["training"][key]
+        rows.append(
+            [
+                LEARNERS[key],
+                f"`{run['run']}`",
+                count(run["rounds"]),
+                f"{run['wall_s']:,.0f}",
+                count(run["rounds_per_s"]),
+                str(run["train_seed"]),
+            ]
+        )
+    return table(["learner", "run", "rounds learned", "wall s (one core)", "rounds/s", "seed"], rows)
+
+
+def learning_to_count_game(results: Path) -> dict[str, Any]:
+    data = read_json(results / "learning-to-count" / "results.json")
+    return {
+        "game": data["game"],
+        "seed": data["seed"],
+        "rounds": data["rounds"],
+        "entries": data["count_table_entries"],
+    }
+
+
+CEILINGS = (("one-seat", "one seat"), ("seat-1-of-3", "seat 1 of 3"))
+
+
+def ceiling(results: Path) -> str:
+    runs = [read_json(results / "ceiling" / f"{name}.json") for name, _ in CEILINGS]
+    c = [run["ceiling"] for run in runs]
+
+    def per100(x: float) -> str:
+        return signed(100 * x)
+
+    def both(f: Callable[[dict[str, Any]], str]) -> list[str]:
+        return [f(run) for run in runs]
+
+    rows = [
+        ["game", *(run["ceiling"]["description"] for run in runs)],
+        ["shoes analysed exactly (stratified sample)", *(count(x["samples"]) for x in c)],
+        [
+            "basic strategy, exact mean over the shoes",
+            *(with_ci(x["basic_ev"], x["basic_ev_ci95"], scale=100) for x in c),
+        ],
+        [
+            "basic strategy, simulated to the cut card",
+            *(
+                f"{with_ci(run['simulated']['basic_ev'], run['simulated']['basic_ev_ci95'], scale=100)}, "
+                f"{count(run['simulated']['rounds'])} rounds"
+                for run in runs
+            ),
+        ],
+        [
+            "**ceiling: the perfect player's flat-bet gain**",
+            *(f"**{with_ci(x['gain_per_100'], x['gain_per_100_ci95'])}**" for x in c),
+        ],
+        *[
+            [
+                label + ": paired flat-bet gain; share of the ceiling",
+                *both(
+                    lambda run, key=key: (
+                        with_ci(run["gains"][key]["gain"], run["gains"][key]["gain_ci95"], scale=100)
+                        + "; "
+                        + percent(run["gains"][key]["share"]["share"], run["gains"][key]["share"]["ci95"])
+                    )
+                ),
+            ]
+            for key, label in (
+                ("hilo-i18-fab4", "Hi-Lo I18 + Fab 4"),
+                ("hilo-generated", f"Hi-Lo with all {runs[0]['generated_indices']} generated indices"),
+            )
+        ],
+        [
+            "the round's own cards (not in the ceiling)",
+            *(with_ci(x["in_round_gain"]["mean"], x["in_round_gain"]["ci95"], scale=100) for x in c),
+        ],
+    ]
+    bets = sorted({tuple(b["bets"]) for run in runs for b in run["bettors"]})
+    for pair in bets:
+        cells = []
+        for run in runs:
+            found = [b for b in run["bettors"] if tuple(b["bets"]) == pair]
+            if not found:
+                cells.append("")
+                continue
+            b = found[0]
+            cells.append(
+                f"perfect bettor {interval(*b['perfect']['win_per_100_ci95'])}; Hi-Lo I18 + Fab 4 (top bet from "
+                f"true count {b['hilo_threshold']:+d}) {interval(*b['hilo_win_per_100_ci95'])}"
+            )
+        rows.append([f"win per 100 rounds, bets {pair[0]:g} or {pair[1]:g}", *cells])
+    rows += [
+        [
+            "sampling: strata, recorded rounds; gain's standard error (plain sampling of as many shoes)",
+            *(
+                f"{x['sampling']['strata']} strata of {count(x['sampling']['pool'])} rounds; "
+                f"{100 * x['sampling']['gain_stderr']:.4f} ({100 * x['sampling']['gain_stderr_plain']:.4f}), "
+                f"variance / {x['sampling']['variance_reduction']:.1f}"
+                for x in c
+            ),
+        ],
+        [
+            "time (2 workers)",
+            *(
+                f"{x['seconds']:,.0f} s, {run['ceiling_samples_per_second']:.3f} shoes/s"
+                for x, run in zip(c, runs, strict=True)
+            ),
+        ],
+    ]
+    return table(["per 100 rounds, 95% CIs", *(label for _, label in CEILINGS)], rows)
+
+
+LINEAR_EVALUATIONS = (
+    ("evaluate-flat-seat1.json", "flat bet, against basic strategy, seat 1 of 3"),
+    ("evaluate-flat-seat0.json", "flat bet, against basic strategy, seat 0 of 3"),
+    (
+        "evaluate-bets-seat0.json",
+        "bets 1, 2, 4, 8 against Hi-Lo I18 + Fab 4 with the same bets EV-maximised, seat 0 of 3",
+    ),
+    ("evaluate-bets-one-seat.json", "bets 1, 2, 4, 8 against the same Hi-Lo, one seat"),
+)
+
+
+def linear_every_seat(results: Path) -> str:
+    rows = []
+    for name, label in LINEAR_EVALUATIONS:
+        e = read_json(results / "linear-s1" / name)
+        rows.append(
+            [
+                label,
+                signed(100 * e["ev"]),
+                signed(100 * e["baseline_ev"]),
+                f"**{with_ci(e['ev_diff'], e['ev_diff_ci95'], scale=100)}**",
+                f"{count(e['paired_rounds'])}, seed {e['seed']}",
+            ]
+        )
+    return table(["per 100 rounds, 95% CIs", "learned", "other", "difference", "paired rounds"], rows)
+
+
+def ppo_shoe(results: Path) -> str:
+    rows = []
+    for r in read_csv(results / "ppo-shoe-1e7" / "metrics.csv"):
+        rows.append(
+            [
+                count(r["step"]),
+                f"{100 * r['ev']:+.2f}",
+                f"{r['avg_bet']:.3f}",
+                *(
+                    with_ci(r[key], [r[f"{key}_low"], r[f"{key}_high"]], 2, 100)
+                    for key in ("gain_vs_basic", "flat_gain", "gain_vs_hilo")
+                ),
+            ]
+        )
+    header = [
+        "steps",
+        "EV with its bets",
+        "average bet",
+        "its bets and play minus basic strategy (paired)",
+        "its play at a flat bet minus basic strategy (paired)",
+        "minus Hi-Lo I18 + Fab 4, EV-maximised bets (other shoes)",
+    ]
+    return table(header, rows)
+
+
+#: Every generated table: its file name (without ``.inc``) and the function that builds it.
+TABLES: dict[str, Callable[[Path], str]] = {
+    "house-edges": house_edges,
+    "cut-card": cut_card,
+    "tabular": tabular,
+    "ppo": ppo,
+    "learning-to-count-flat": learning_to_count_flat,
+    "learning-to-count-bets": learning_to_count_bets,
+    "learning-to-count-runs": learning_to_count_runs,
+    "ceiling": ceiling,
+    "linear-every-seat": linear_every_seat,
+    "ppo-shoe": ppo_shoe,
+}
+
+
+def write_results(folder: Path, results: Path = RESULTS) -> set[Path]:
+    """Write every table into ``folder``; the paths written (or kept unchanged)."""
+    paths = set()
+    for name, build in TABLES.items():
+        path = folder / f"{name}.inc"
+        write_text(path, build(results))
+        paths.add(path)
+    return paths
