@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from blackjack_env import engine as E
@@ -32,15 +31,13 @@ TOTAL_21_ROWS = (HARD_MAX - 4, PAIR_BASE - 1)  # hard 21 and soft 21
 
 
 def make_vec_env(rules: Rules, n_envs: int, seed: int, reward: str = "sampled"):
-    """SB3 DummyVecEnv of single envs (env i seeded seed + i); MaskablePPO reads their masks."""
-    from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
-
+    """The compiled SB3 VecEnv of ``n_envs`` tables (``blackjack_env.sb3``; table i seeded seed + i),
+    whose masks MaskablePPO reads: one compiled call steps every table, and the run is the one
+    SB3's DummyVecEnv of single envs would give on the same seed (tests/test_sb3_vec.py)."""
     import blackjack_env
+    from blackjack_env.sb3 import make_sb3_vec_env
 
-    def make() -> gym.Env:
-        return gym.make(blackjack_env.ENV_ID, rules=rules, reward=reward)
-
-    return sb3_make_vec_env(make, n_envs=n_envs, seed=seed)
+    return make_sb3_vec_env(blackjack_env.ENV_ID, n_envs=n_envs, seed=seed, rules=rules, reward=reward)
 
 
 class LinearDecay:

@@ -63,15 +63,14 @@ class RoundEpisodes(gym.Wrapper):
 
 
 def make_shoe_vec_env(rules: Rules, n_envs: int, seed: int, shoe: Mapping[str, Any], reward: str = "sampled") -> Any:
-    """SB3 DummyVecEnv of shoe envs seen round by round (env i seeded seed + i)."""
-    from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
-
+    """The compiled SB3 VecEnv of ``n_envs`` shoe tables seen round by round (``blackjack_env.sb3``
+    with ``episode="round"``, as :class:`RoundEpisodes` over single envs; table i seeded seed + i)."""
     import blackjack_env
+    from blackjack_env.sb3 import make_sb3_vec_env
 
-    def make() -> gym.Env:
-        return RoundEpisodes(gym.make(blackjack_env.SHOE_ENV_ID, rules=rules, reward=reward, **shoe).unwrapped)
-
-    return sb3_make_vec_env(make, n_envs=n_envs, seed=seed)
+    return make_sb3_vec_env(
+        blackjack_env.SHOE_ENV_ID, n_envs=n_envs, seed=seed, episode="round", rules=rules, reward=reward, **shoe
+    )
 
 
 class ShoePPOAgent(PPOAgent):
