@@ -178,20 +178,21 @@ PPO_SETTINGS = (
 )
 
 
-def ppo_defaults() -> dict[str, Any]:
-    """``blackjack-train --algo ppo``'s settings when none is given."""
-    from blackjack_env.train.cli import DEFAULT_REWARD, Args
+#: The run whose settings the others are told apart from (the four seeds' settings).
+PPO_REFERENCE = "ppo-rollout16k-seed0"
 
-    defaults = {name: getattr(Args(), name) for name in PPO_SETTINGS}
-    defaults["reward"] = DEFAULT_REWARD["ppo"]
-    return defaults
+
+def ppo_defaults(results: Path = RESULTS) -> dict[str, Any]:
+    """The reference run's PPO settings."""
+    args = read_json(results / PPO_REFERENCE / "config.json")["args"]
+    return {name: args[name] for name in PPO_SETTINGS}
 
 
 def ppo_runs(results: Path) -> list[Path]:
-    """The one-round PPO runs (a metrics.csv, no shoe), those on today's defaults first."""
+    """The one-round PPO runs (a metrics.csv, no shoe), those on the reference settings first."""
     runs = [p.parent for p in sorted(results.glob("ppo-*/metrics.csv"))]
     runs = [run for run in runs if read_json(run / "config.json")["args"].get("env", "round") == "round"]
-    defaults = ppo_defaults()
+    defaults = ppo_defaults(results)
     return sorted(runs, key=lambda run: (len(ppo_changes(run, defaults)), run.name))
 
 
@@ -205,7 +206,7 @@ def ppo_changes(run: Path, defaults: dict[str, Any]) -> list[str]:
 
 
 def ppo(results: Path) -> str:
-    defaults = ppo_defaults()
+    defaults = ppo_defaults(results)
     rows = []
     for run in ppo_runs(results):
         args = read_json(run / "config.json")["args"]
@@ -215,7 +216,7 @@ def ppo(results: Path) -> str:
         rows.append(
             [
                 f"`{run.name}`",
-                ", ".join(ppo_changes(run, defaults)) or "the defaults",
+                ", ".join(ppo_changes(run, defaults)) or "the reference settings",
                 str(args["seed"]),
                 count(last["step"]),
                 f"{100 * last['exact_ev_gap']:+.3f}",
@@ -228,7 +229,7 @@ def ppo(results: Path) -> str:
     eval_rounds = read_json(ppo_runs(results)[0] / "config.json")["args"]["eval_rounds"]
     header = [
         "run",
-        "settings other than the defaults",
+        "settings other than the reference",
         "seed",
         "steps",
         "exact gap, pp",
