@@ -20,9 +20,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from PIL import Image  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from PIL import Image
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parents[2] / "benchmarks" / "results" / "ceiling"
@@ -70,7 +70,9 @@ def round_ev(out: Path) -> None:
     edges = 100 * np.array(hist["edges"])
     centres, width = (edges[:-1] + edges[1:]) / 2, edges[1] - edges[0]
     fig, ax = plt.subplots(figsize=(8, 3.8))
-    ax.bar(centres - width / 5, 100 * np.array(hist["basic"]), width=width * 0.4, label="basic strategy", color="#9bb7d4")
+    ax.bar(
+        centres - width / 5, 100 * np.array(hist["basic"]), width=width * 0.4, label="basic strategy", color="#9bb7d4"
+    )
     ax.bar(centres + width / 5, 100 * np.array(hist["best"]), width=width * 0.4, label="best strategy for the shoe",
            color="#c0392b")  # fmt: skip
     ax.axvline(0, color="grey", lw=0.8)
