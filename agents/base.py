@@ -157,7 +157,11 @@ def _load_by_kind(path: str | Path) -> Agent:
         from .shoe_ppo import ShoePPOAgent
 
         return ShoePPOAgent.load(path)
+    if kind == "batch-ppo":
+        from .batch_ppo import BatchPPOAgent
+
+        return BatchPPOAgent.load(path)
     raise ValueError(
         f"{path}: unknown agent kind {kind!r}; known: tabular, ppo, random, basic, count-table, "
-        "composition-linear, ppo-shoe"
+        "composition-linear, ppo-shoe, batch-ppo"
     )

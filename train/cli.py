@@ -58,18 +58,35 @@ from .backends import BACKENDS, DEFAULT_SYNC_CHUNKS, check_backend
 from .evaluation import METRIC_COLUMNS, evaluate_table
 from .scalars import ScalarWriter
 
-ALGOS = ("tabular", "ppo", "linear")  # linear: the composition learner, --env shoe only
+ALGOS = ("tabular", "ppo", "linear", "batch-ppo")  # linear: the composition learner, --env shoe only
 LR_SCHEDULES = ("constant", "linear")
 #: Steps a run takes unless told: about 40 s of tabular learning (about 0.015 pp from basic
 #: strategy), and the issue's PPO budget.
-DEFAULT_STEPS = {"tabular": 500_000_000, "ppo": 2_000_000, "linear": 300_000_000}
+DEFAULT_STEPS = {"tabular": 500_000_000, "ppo": 2_000_000, "linear": 300_000_000, "batch-ppo": 30_000_000}
 #: What each learner is paid unless told: whichever closes the gap to basic strategy sooner in wall
 #: time (README "Learning benchmarks"). The expected reward removes the dealer's noise, but walks the
 #: dealer's outcomes every round: PPO's network is the bottleneck and gains (0.43 -> 0.17 pp at 2M
 #: steps), while the compiled tabular learner would run about 100x slower, which no gain per step repays.
-DEFAULT_REWARD = {"tabular": "sampled", "ppo": "expected", "linear": "sampled"}
-#: The modules --algo ppo needs (the ``train`` extra).
+#: batch-ppo is paid the dealt result: the compiled engine steps it ~40x faster than the expectation,
+#: which would be most of its loop's time.
+DEFAULT_REWARD = {"tabular": "sampled", "ppo": "expected", "linear": "sampled", "batch-ppo": "sampled"}
+#: The modules --algo ppo needs (the ``train`` extra); batch-ppo needs torch alone.
 PPO_MODULES = ("torch", "stable_baselines3", "sb3_contrib")
+NEURAL = ("ppo", "batch-ppo")  # learners of the shoe game round by round, evaluated in the vector env
+#: --algo batch-ppo: each hyperparameter option and its field of train/batch_ppo.py's BatchPPOConfig,
+#: whose defaults it takes unless given.
+BATCH_PPO_FIELDS = {
+    "n_envs": "num_tables",
+    "n_steps": "num_steps",
+    "batch_size": "minibatch_size",
+    "n_epochs": "update_epochs",
+    "learning_rate": "learning_rate",
+    "lr_schedule": "lr_schedule",
+    "gamma": "gamma",
+    "gae_lambda": "gae_lambda",
+    "ent_coef": "ent_coef",
+    "net_arch": "hidden",
+}
 #: What a resumed run may set anew; everything else comes from its config.json.
 RESUME_MAY_CHANGE = ("steps", "out", "progress", "torch_threads", "backend", "workers", "ray_address")
 #: Args fields with their own option above the hyperparameters.
@@ -211,7 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
         + ")",
     )
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None, help="no progress bar")
-    hyper = p.add_argument_group("hyperparameters")
+    hyper = p.add_argument_group(
+        "hyperparameters",
+        "defaults are MaskablePPO's; --algo batch-ppo has its own (train/batch_ppo.py BatchPPOConfig: "
+        "n-envs is its tables, n-steps each table's steps per rollout, batch-size its minibatch)",
+    )
     for f in dataclasses.fields(Args):
         if f.name in RUN_SETTINGS:
             continue
@@ -252,20 +273,20 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         if shoe_only:
             raise ValueError(f"{', '.join(shoe_only)} only with --env shoe")
     scaled = [f"--{k.replace('_', '-')}" for k in SCALE_OUT if k in given]
-    if scaled and (args.env != "shoe" or args.algo == "ppo"):
+    if scaled and (args.env != "shoe" or args.algo in NEURAL):
         raise ValueError(f"{', '.join(scaled)} only with --env shoe --algo tabular or linear")
     check_backend(args.backend, args.workers)
     if args.sync_chunks < 1:
         raise ValueError(f"--sync-chunks must be >= 1, got {args.sync_chunks}")
     ceiling = [f"--{k.replace('_', '-')}" for k in ("ceiling", "ceiling_samples", "ceiling_strata") if k in given]
-    if ceiling and (args.env != "shoe" or args.algo == "ppo"):
+    if ceiling and (args.env != "shoe" or args.algo in NEURAL):
         raise ValueError(f"{', '.join(ceiling)} only with --env shoe --algo tabular or linear")
     if "epsilon" in given and args.env == "shoe" and args.algo == "tabular":
         raise ValueError(
             "--epsilon is not used by the count-table learner (--env shoe --algo tabular): it explores "
             "by rolling out every legal answer of each decision on the same cards"
         )
-    if args.steps == 0 and args.env == "shoe" and args.algo != "ppo":
+    if args.steps == 0 and args.env == "shoe" and args.algo not in NEURAL:
         from .shoe import default_rounds  # 2e9 rounds per learning seat (train/shoe.py SEAT_ROUNDS)
 
         args.steps = default_rounds(args.seats, args.seat)
@@ -285,7 +306,37 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         raise ValueError(f"--torch-threads must be >= 0 (0: one per core), got {args.torch_threads}")
     if args.reward not in REWARD_MODES:
         raise ValueError(f"--reward must be one of {', '.join(REWARD_MODES)}, got {args.reward!r}")
+    if args.algo == "batch-ppo" and not ns.resume:
+        check_learner_installed(args.algo)
+        from .batch_ppo import BatchPPOConfig
+
+        defaults = BatchPPOConfig()
+        for name, field_name in BATCH_PPO_FIELDS.items():
+            if name not in given:
+                value = getattr(defaults, field_name)
+                setattr(args, name, ",".join(map(str, value)) if name == "net_arch" else value)
+    if args.algo == "batch-ppo":
+        batch_ppo_config(args)  # its own checks, before anything is written
     return args
+
+
+def batch_ppo_config(args: Args) -> Any:
+    """train/batch_ppo.py's config from a run's settings (one line per bad value)."""
+    from .batch_ppo import BatchPPOConfig
+
+    try:
+        hidden = tuple(int(x) for x in args.net_arch.split(","))
+    except ValueError:
+        raise ValueError(f"--net-arch must be layer widths such as 128,128, got {args.net_arch!r}") from None
+    for name in ("n_envs", "n_steps", "batch_size", "n_epochs"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if any(h < 1 for h in hidden):
+        raise ValueError(f"--net-arch must be layer widths >= 1, got {args.net_arch!r}")
+    values = {field_name: getattr(args, name) for name, field_name in BATCH_PPO_FIELDS.items()}
+    return BatchPPOConfig(
+        **{**values, "hidden": hidden, "seed": args.seed, "total_steps": args.steps, "reward": args.reward}
+    )
 
 
 # ---------------------------------------------------------------------------- learners
@@ -402,13 +453,14 @@ class PPOTrainer:
 
 # ---------------------------------------------------------------------------- the run
 def check_learner_installed(algo: str) -> None:
-    """PPO needs the ``train`` extra: say so in one line before anything is written."""
-    if algo != "ppo":
+    """PPO needs the ``train`` extra (batch-ppo: torch): say so in one line before anything is written."""
+    if algo not in NEURAL:
         return
-    missing = [name for name in PPO_MODULES if importlib.util.find_spec(name) is None]
+    needed = ("torch",) if algo == "batch-ppo" else PPO_MODULES
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise ValueError(
-            f"--algo ppo needs {', '.join(missing)}: pip install 'blackjack-env[train]' "
+            f"--algo {algo} needs {', '.join(missing)}: pip install 'blackjack-env[train]' "
             "(for a CPU-only torch, install it first: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
         )
 
@@ -432,7 +484,11 @@ def train(args: Args, resume: bool = False) -> int:
         json.dumps({"args": dataclasses.asdict(args), "rules": rules.describe()}, indent=2)
     )
     trainer: Any
-    if args.env == "shoe" and args.algo == "ppo":
+    if args.algo == "batch-ppo":
+        trainer = batch_ppo_trainer(args, rules, out, resume)
+        if args.env == "round":
+            solution = solve(rules)
+    elif args.env == "shoe" and args.algo == "ppo":
         from .shoe_ppo import ShoePPOTrainer
 
         trainer = ShoePPOTrainer(args, rules, out, resume)
@@ -447,7 +503,7 @@ def train(args: Args, resume: bool = False) -> int:
     else:
         solution = solve(rules)
         trainer = (TabularTrainer if args.algo == "tabular" else PPOTrainer)(args, rules, out, resume)
-    if args.env == "shoe" and args.algo != "ppo":
+    if args.env == "shoe" and args.algo not in NEURAL:
         from .shoe import budget_line
 
         print(f"blackjack-train: {budget_line(args, trainer.steps)}", file=sys.stderr, flush=True)
@@ -541,6 +597,22 @@ def train(args: Args, resume: bool = False) -> int:
         f"(exact {last['exact_ev_gap']:+.6f}), agreement {last['agreement']:.4f}; run in {out}"
     )
     return 0
+
+
+def batch_ppo_trainer(args: Args, rules: Rules, out: Path, resume: bool) -> Any:
+    """train/batch_ppo.py's trainer of the run's game, on ``--torch-threads`` threads."""
+    import torch
+
+    from .batch_ppo import BatchPPOTrainer, ShoeBatchPPOTrainer
+
+    config = batch_ppo_config(args)
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    if args.env == "round":
+        return BatchPPOTrainer(config, rules, out, resume)
+    from .shoe_ppo import shoe_arguments_of
+
+    return ShoeBatchPPOTrainer(config, rules, out, resume, shoe_arguments_of(args, rules), args.eval_rounds)
 
 
 class MetricsLog:

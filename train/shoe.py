@@ -312,7 +312,7 @@ def check_shoe_args(args: Any, rules: Rules) -> None:
     """Everything --env shoe can refuse, before anything is written (one line each)."""
     from blackjack_env.agents.count_table import CountTableAgent
 
-    if args.backend == "ray" and args.algo != "ppo":
+    if args.backend == "ray" and args.algo not in ("ppo", "batch-ppo"):
         from blackjack_env.ray_cluster import check_address
 
         check_address(args.ray_address or None)  # a cluster that is not there: one line, before the run folder
@@ -320,7 +320,7 @@ def check_shoe_args(args: Any, rules: Rules) -> None:
         from .ceiling import check_ceiling_args
 
         check_ceiling_args(args, rules)
-    if args.algo == "ppo":
+    if args.algo in ("ppo", "batch-ppo"):
         from .shoe_ppo import shoe_arguments_of
 
         shoe_arguments_of(args, rules)
@@ -332,7 +332,7 @@ def check_shoe_args(args: Any, rules: Rules) -> None:
         return
     if args.algo != "tabular":
         raise ValueError(
-            f"--env shoe --algo {args.algo} is not built yet; --env shoe takes --algo tabular, linear or ppo"
+            f"--env shoe --algo {args.algo} is not built yet; --env shoe takes --algo tabular, linear, ppo or batch-ppo"
         )
     if args.reward != "sampled":
         raise ValueError("--env shoe learns from the dealt results (--reward sampled)")

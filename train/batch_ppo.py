@@ -1,0 +1,276 @@
+"""``blackjack-train --algo batch-ppo``: PPO in torch over thousands of tables stepped in one compiled call.
+
+One file, read top to bottom as a CleanRL script is: the config, the tables, the rollout, GAE, the
+update, and the trainer ``blackjack-train`` drives (checkpoints, resume, evaluation); the network
+and the agent it exports are ``blackjack_env.agents.batch_ppo`` (a masked categorical policy over
+observations normalised for the network: one-hot components, large counts scaled to [0, 1]).
+SB3's MaskablePPO (``--algo ppo``) spends its time in Python per step and in 10 epochs of a 256x256
+network per sample; here the compiled vector env steps ``num_tables`` tables per call, every
+tensor is a whole batch and the network is small, so the whole loop runs tens of thousands of env
+steps per second on two cores.
+
+* Episodes end at the same step (the next episode's first observation comes back at once); on the
+  shoe each settled round is an episode (``agents.shoe_ppo``'s reason: a decision earns its round).
+* Same seed, same run: the tables are seeded ``seed + i``, the initial weights by ``seed``, and
+  torch's sampling and shuffling draw from one ``torch.Generator`` seeded ``seed``; a checkpoint
+  keeps the tables mid-round, the generator, the optimiser and the network, so ``--resume``
+  continues exactly (on the same machine and torch threads).
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from blackjack_env import engine as E
+from blackjack_env.agents.batch_ppo import ActorCritic, BatchPPOAgent, network
+from blackjack_env.rules import Rules
+from blackjack_env.strategy import StrategyTable
+from blackjack_env.vector import BlackjackShoeVectorEnv, BlackjackVectorEnv
+
+from .shoe_ppo import PPO_SHOE_COLUMNS, ShoePPOTrainer
+
+TRAINING_FILE = "batch_ppo_training.pkl"  # the tables mid-round, the optimiser, the generator: --resume
+
+
+# ---------------------------------------------------------------------------- 1. the config
+@dataclass
+class BatchPPOConfig:
+    """Every option of a batch-PPO run (``blackjack-train`` fills it from its command line)."""
+
+    seed: int = 0
+    total_steps: int = 30_000_000  # env steps (table decisions); a run ends at the first whole rollout past it
+    num_tables: int = 4096  # tables stepped in one compiled call
+    num_steps: int = 16  # steps per table per rollout: a batch of num_tables x num_steps
+    minibatch_size: int = 16384
+    update_epochs: int = 2
+    learning_rate: float = 1e-3
+    lr_schedule: str = "linear"  # "linear": down to 0 at total_steps; "constant"
+    gamma: float = 1.0  # one round is the episode: its result is the return
+    gae_lambda: float = 1.0
+    clip_coef: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    hidden: tuple[int, ...] = (128, 128)
+    reward: str = "sampled"  # "expected" removes the dealer's noise but steps ~40x slower in the engine
+
+
+# ---------------------------------------------------------------------------- 2. the tables
+class Tables:
+    """The compiled vector env with same-step episode ends: ``step`` returns the observations and
+    masks to act on next, the rewards, and which tables' episodes just ended (those tables already
+    show their next episode's start)."""
+
+    def __init__(self, env: BlackjackVectorEnv, seed: int, round_episodes: bool) -> None:
+        self.env = env
+        self.round_episodes = round_episodes
+        self.obs, info = env.reset(seed=seed)
+        self.mask = info["action_mask"]
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        obs, rewards, terminated, _, info = self.env.step(actions)
+        done = terminated | (obs[:, E.O_PHASE] == E.P_BET) if self.round_episodes else terminated
+        if terminated.any():
+            obs, info = self.env.reset(options={"reset_mask": terminated})
+        self.obs, self.mask = obs, info["action_mask"]
+        return rewards, done
+
+
+def make_tables(rules: Rules, config: BatchPPOConfig, shoe: dict[str, Any] | None) -> Tables:
+    """The one-round game, or (``shoe``: the shoe env's arguments) the shoe seen round by round."""
+    if shoe is None:
+        env: BlackjackVectorEnv = BlackjackVectorEnv(config.num_tables, rules, reward=config.reward)
+    else:
+        env = BlackjackShoeVectorEnv(config.num_tables, rules, reward=config.reward, **shoe)
+    return Tables(env, config.seed, round_episodes=shoe is not None)
+
+
+# ---------------------------------------------------------------------------- 3. rollout, GAE, update
+@dataclass
+class EpisodeStats:
+    """Episodes finished and their summed returns so far, and each table's running return."""
+
+    running: np.ndarray
+    episodes: float = 0.0
+    returns: float = 0.0
+
+
+@dataclass
+class Rollout:
+    """num_steps x num_tables of everything the update needs."""
+
+    obs: torch.Tensor
+    mask: torch.Tensor
+    actions: torch.Tensor
+    logp: torch.Tensor
+    values: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+
+
+@torch.no_grad()
+def collect(net: ActorCritic, tables: Tables, num_steps: int, gen: torch.Generator, stats: EpisodeStats) -> Rollout:
+    """Play num_steps steps at every table, sampling from the masked policy (Gumbel-max)."""
+    n = tables.obs.shape[0]
+    obs = torch.zeros((num_steps, *tables.obs.shape), dtype=torch.int64)
+    mask = torch.zeros((num_steps, *tables.mask.shape), dtype=torch.bool)
+    actions, dones = torch.zeros((num_steps, n), dtype=torch.int64), torch.zeros((num_steps, n))
+    logp, values, rewards = torch.zeros((num_steps, n)), torch.zeros((num_steps, n)), torch.zeros((num_steps, n))
+    for t in range(num_steps):
+        obs[t], mask[t] = torch.from_numpy(tables.obs), torch.from_numpy(tables.mask)
+        logp_all, values[t] = net(obs[t], mask[t])
+        gumbel = -torch.log(-torch.log(torch.rand(logp_all.shape, generator=gen).clamp_min(1e-12)))
+        actions[t] = (logp_all + gumbel).argmax(dim=1)
+        logp[t] = logp_all.gather(1, actions[t, :, None]).squeeze(1)
+        reward, done = tables.step(actions[t].numpy())
+        rewards[t], dones[t] = torch.from_numpy(reward), torch.from_numpy(done)
+        stats.running += reward
+        stats.episodes += float(done.sum())
+        stats.returns += float(stats.running[done].sum())
+        stats.running[done] = 0.0
+    return Rollout(obs, mask, actions, logp, values, rewards, dones)
+
+
+def advantages(r: Rollout, next_value: torch.Tensor, gamma: float, lam: float) -> torch.Tensor:
+    """GAE: an episode's end (dones[t]) cuts the bootstrap from step t's successor."""
+    adv = torch.zeros_like(r.rewards)
+    last = torch.zeros_like(next_value)
+    for t in reversed(range(r.rewards.shape[0])):
+        following = next_value if t == r.rewards.shape[0] - 1 else r.values[t + 1]
+        live = 1.0 - r.dones[t]
+        delta = r.rewards[t] + gamma * following * live - r.values[t]
+        last = delta + gamma * lam * live * last
+        adv[t] = last
+    return adv
+
+
+def update(
+    net: ActorCritic, opt: torch.optim.Optimizer, r: Rollout, adv: torch.Tensor, c: BatchPPOConfig, gen: torch.Generator
+) -> dict[str, float]:
+    """update_epochs passes of clipped PPO over shuffled minibatches; the last minibatch's losses."""
+    obs, mask = r.obs.flatten(0, 1), r.mask.flatten(0, 1)
+    actions, old_logp, returns = r.actions.flatten(), r.logp.flatten(), (adv + r.values).flatten()
+    adv = adv.flatten()
+    size = adv.shape[0]
+    for _ in range(c.update_epochs):
+        order = torch.randperm(size, generator=gen)
+        for start in range(0, size, c.minibatch_size):
+            i = order[start : start + c.minibatch_size]
+            logp_all, value = net(obs[i], mask[i])
+            ratio = (logp_all.gather(1, actions[i, None]).squeeze(1) - old_logp[i]).exp()
+            a = (adv[i] - adv[i].mean()) / (adv[i].std() + 1e-8)
+            policy_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - c.clip_coef, 1 + c.clip_coef)).mean()
+            value_loss = 0.5 * ((value - returns[i]) ** 2).mean()
+            entropy = -(logp_all.exp() * logp_all).sum(dim=1).mean()
+            loss = policy_loss - c.ent_coef * entropy + c.vf_coef * value_loss
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), c.max_grad_norm)
+            opt.step()
+    return {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(), "entropy": entropy.item()}
+
+
+# ---------------------------------------------------------------------------- 4. the trainer blackjack-train drives
+class BatchPPOTrainer:
+    """Rollouts and updates in slices between evaluations; a rollout is the unit of checkpoints."""
+
+    def __init__(
+        self, config: BatchPPOConfig, rules: Rules, out: Path, resume: bool, shoe: dict[str, Any] | None = None
+    ) -> None:
+        self.config, self.rules, self.shoe = config, rules, shoe
+        if resume:
+            self.agent = BatchPPOAgent.load(out)
+            with (out / TRAINING_FILE).open("rb") as f:
+                state = pickle.load(f)  # written by this run's own checkpoint
+            self.tables, self.steps = state["tables"], state["steps"]
+            self.gen = torch.Generator()
+            self.gen.set_state(state["generator"])
+            self.stats = state["stats"]
+        else:
+            torch.manual_seed(config.seed)  # the network's initial weights
+            self.agent = BatchPPOAgent(rules, network(rules, config.hidden, shoe), _jsonable(config), shoe)
+            self.tables = make_tables(rules, config, shoe)
+            self.steps = 0
+            self.gen = torch.Generator().manual_seed(config.seed)
+            self.stats = EpisodeStats(np.zeros(config.num_tables))
+        self.net = self.agent.net
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate, eps=1e-5)
+        if resume:
+            self.opt.load_state_dict(state["optimizer"])
+        self.losses: dict[str, float] = {}
+        self.mean_return = 0.0
+
+    def advance(self, target: int, stop: Any, progress: Any) -> None:
+        c = self.config
+        while self.steps < target and not stop():
+            if c.lr_schedule == "linear":
+                for group in self.opt.param_groups:
+                    group["lr"] = c.learning_rate * max(1.0 - self.steps / c.total_steps, 0.0)
+            episodes, returns = self.stats.episodes, self.stats.returns
+            rollout = collect(self.net, self.tables, c.num_steps, self.gen, self.stats)
+            with torch.no_grad():
+                _, next_value = self.net(torch.from_numpy(self.tables.obs), torch.from_numpy(self.tables.mask))
+            adv = advantages(rollout, next_value, c.gamma, c.gae_lambda)
+            self.losses = update(self.net, self.opt, rollout, adv, c, self.gen)
+            self.mean_return = (self.stats.returns - returns) / max(self.stats.episodes - episodes, 1.0)
+            self.steps += c.num_steps * c.num_tables
+            progress(c.num_steps * c.num_tables)
+
+    def train_scalars(self) -> dict[str, float]:
+        return {"train/episode_return": self.mean_return, **{f"train/{k}": v for k, v in self.losses.items()}}
+
+    def table(self) -> StrategyTable:
+        return self.agent.to_table()
+
+    def save(self, out: Path) -> None:
+        self.agent.save(out)
+        state = {
+            "tables": self.tables,
+            "steps": self.steps,
+            "generator": self.gen.get_state(),
+            "optimizer": self.opt.state_dict(),
+            "stats": self.stats,
+        }
+        target = out / TRAINING_FILE
+        tmp = target.with_name(target.name + ".tmp")
+        with tmp.open("wb") as f:
+            pickle.dump(state, f)
+        tmp.replace(target)
+
+
+class ShoeBatchPPOTrainer(BatchPPOTrainer):
+    """The shoe game seen round by round, evaluated as ``--env shoe --algo ppo`` is
+    (``train/shoe_ppo.py``: paired with basic strategy on identical shoes, beside Hi-Lo I18 + Fab 4)."""
+
+    columns = PPO_SHOE_COLUMNS
+    scalar_keys = ShoePPOTrainer.scalar_keys
+    hilo_ev = ShoePPOTrainer.hilo_ev  # the same evaluation: it reads rules, shoe, seed, eval_rounds, out, agent
+    evaluate = ShoePPOTrainer.evaluate
+
+    def __init__(
+        self, config: BatchPPOConfig, rules: Rules, out: Path, resume: bool, shoe: dict[str, Any], eval_rounds: int
+    ) -> None:
+        super().__init__(config, rules, out, resume, shoe)
+        self.out, self.seed, self.eval_rounds = out, config.seed, eval_rounds
+        self._hilo: tuple[float, float] | None = None
+
+    def table(self) -> StrategyTable:
+        raise ValueError("the shoe game's batch-PPO agent has no strategy table")
+
+    def summary(self, last: dict[str, float], wall_s: float, out: Path) -> str:
+        return ShoePPOTrainer.summary(self, last, wall_s, out).replace("ppo (shoe)", "batch-ppo (shoe)", 1)  # type: ignore[arg-type]
+
+
+def _jsonable(config: BatchPPOConfig) -> dict[str, Any]:
+    """The config as agent.json keeps it."""
+    return {**asdict(config), "hidden": list(config.hidden)}
+
+
+__all__ = ["BatchPPOConfig", "BatchPPOTrainer", "ShoeBatchPPOTrainer"]
