@@ -8,6 +8,8 @@ rollouts; configurations are measured alternately ``--repeats`` times and the me
 their ratio to the first (SB3's ``DummyVecEnv`` of 8 single envs, today's ``--algo ppo`` before
 it moved to the compiled VecEnv), since absolute times on a shared machine are noise. CPU seconds
 (this process's) are printed beside wall time, and the share of wall time spent collecting rollouts.
+The last row is ``--algo batch-ppo``'s whole loop (train/batch_ppo.py with its default config,
+``--batch-rollouts`` rollouts of 4096 tables x 16 steps) on the same torch threads.
 
     python benchmarks/deep_rl_speed.py [--env round|shoe] [--n-envs 8,64,256,1024] [--repeats 3]
 """
@@ -90,6 +92,41 @@ def learn_rate(kind: str, game: str, n_envs: int, rollout: int, rollouts: int, s
     return model.num_timesteps / wall, model.num_timesteps / cpu, clock.collecting / wall
 
 
+def batch_rate(game: str, rollouts: int, seed: int) -> tuple[float, float, float]:
+    """(env steps per wall second, per CPU second, share collecting) of train/batch_ppo.py's loop."""
+    import tempfile
+    from pathlib import Path
+
+    from blackjack_env.train.batch_ppo import BatchPPOConfig, BatchPPOTrainer, collect
+
+    rules = Rules().replace(penetration=0.75) if game == "shoe" else Rules()
+    shoe = {"bets": [1.0, 2.0, 4.0, 8.0], "seats": 1, "seat": 0, "count_obs": "hilo"} if game == "shoe" else None
+    config = BatchPPOConfig(seed=seed)
+    per_rollout = config.num_tables * config.num_steps
+    with tempfile.TemporaryDirectory() as out:
+        trainer = BatchPPOTrainer(config, rules, Path(out), resume=False, shoe=shoe)
+    trainer.advance(per_rollout, lambda: False, lambda n: None)  # warm up
+    collecting = 0.0
+    import blackjack_env.train.batch_ppo as module
+
+    def timed(*args: Any) -> Any:
+        nonlocal collecting
+        started = time.perf_counter()
+        result = collect(*args)
+        collecting += time.perf_counter() - started
+        return result
+
+    module.collect = timed  # type: ignore[assignment]
+    try:
+        wall, cpu = time.perf_counter(), time.process_time()
+        trainer.advance(per_rollout * (rollouts + 1), lambda: False, lambda n: None)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    finally:
+        module.collect = collect  # type: ignore[assignment]
+    steps = per_rollout * rollouts
+    return steps / wall, steps / cpu, collecting / wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", choices=tuple(GAMES), default="round")
@@ -98,6 +135,7 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--torch-threads", type=int, default=1)
+    parser.add_argument("--batch-rollouts", type=int, default=8, help="rollouts of the batch-ppo row")
     args = parser.parse_args()
     import torch
 
@@ -106,9 +144,11 @@ def main() -> None:
     for kind, n in configs:  # compile the kernels, warm the caches
         learn_rate(kind, args.env, n, rollout=max(n, 512), rollouts=1, seed=0)
     results: dict[tuple[str, int], list[tuple[float, float, float]]] = {c: [] for c in configs}
+    results[("batch-ppo", 4096)] = []
     for repeat in range(args.repeats):
         for config in configs:
             results[config].append(learn_rate(config[0], args.env, config[1], args.rollout, args.rollouts, repeat))
+        results[("batch-ppo", 4096)].append(batch_rate(args.env, args.batch_rollouts, repeat))
     base_wall = statistics.median(r[0] for r in results[configs[0]])
     base_cpu = statistics.median(r[1] for r in results[configs[0]])
     print(
@@ -120,7 +160,7 @@ def main() -> None:
         wall = statistics.median(r[0] for r in runs)
         cpu = statistics.median(r[1] for r in runs)
         share = statistics.median(r[2] for r in runs)
-        name = "DummyVecEnv (single)" if kind == "dummy" else "BlackjackSB3VecEnv"
+        name = {"dummy": "DummyVecEnv (single)", "compiled": "BlackjackSB3VecEnv"}.get(kind, "batch-ppo (torch)")
         print(
             f"{name:<22}{n:>7}{wall:>11,.0f}{wall / base_wall:>8.2f}{cpu:>13,.0f}{cpu / base_cpu:>8.2f}{share:>11.0%}"
         )
