@@ -10,7 +10,7 @@ Writes, beside this file:
   ``benchmarks/results/`` (``tabular-sampled-default``: ``blackjack-train --algo tabular
   --eval-every 2.5e7 --eval-rounds 1e7``; ``ppo-rollout16k-seed0``: ``blackjack-train --algo ppo
   --eval-every 2e5``), with the paired 95% intervals of their evaluations.
-* ``report-ev.png``, ``report-chart.png``, ``report-deviations.png``: figures of ``blackjack-evaluate
+* ``report-ev.png``, ``report-chart.png``: figures of ``blackjack-evaluate
   report --policy my_table.json --rounds 1e7`` (basic strategy that stands on hard 16 against a ten).
 * ``indices-hilo.png``: ``blackjack-strategy --indices hilo --set penetration=0.75 --plot``.
 """
@@ -98,7 +98,7 @@ def report_figures(folder: Path) -> None:
     os.chdir(folder)  # the policy's name in the figures is the path as given
     StrategyTable.from_chart(chart, name="stand-16-v-10").save("my_table.json")
     assert report(["--policy", "my_table.json", "--rounds", "1e7", "--out", "report"]) == 0
-    for name in ("ev", "chart", "deviations"):
+    for name in ("ev", "chart"):
         shutil.copy(Path("report") / f"{name}.png", HERE / f"report-{name}.png")
 
 
