@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from blackjack_env._jit import njit
 from blackjack_env.rules import Rules
 from blackjack_env.solver import Solution, solve
 from blackjack_env.strategy import StrategyTable, table_action

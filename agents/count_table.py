@@ -62,10 +62,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from blackjack_env import count_policy as CP
 from blackjack_env import engine as E
+from blackjack_env._jit import njit
 from blackjack_env.counting import VALUE_WEIGHTS, CountingStrategy, CountingSystem, IndexEntry
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import (

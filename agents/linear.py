@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from blackjack_env import engine as E
+from blackjack_env._jit import njit
 from blackjack_env.linear_policy import KIND, N_FEATURES, LinearModel, features
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_cell

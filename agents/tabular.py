@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from blackjack_env import engine as E
+from blackjack_env._jit import njit
 from blackjack_env.env import REWARD_MODES, check_options
 from blackjack_env.rules import MAX_HANDS, Rules
 from blackjack_env.strategy import (

@@ -8,17 +8,37 @@
 
 from __future__ import annotations
 
-from ._source import use_numba_cache
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-# Before any compiled module is imported: numba's cache follows the source (see _source.py).
-use_numba_cache()
+from gymnasium.envs.registration import register, registry
 
-from gymnasium.envs.registration import register, registry  # noqa: E402
+from .rules import DEFAULT_PRESET, PRESETS, Rules
 
-from .env import Action, BlackjackEnv, Phase  # noqa: E402
-from .rules import DEFAULT_PRESET, PRESETS, Rules  # noqa: E402
-from .shoe_env import BlackjackShoeEnv  # noqa: E402
-from .vector import sample_legal  # noqa: E402
+if TYPE_CHECKING:  # loaded on first use (``__getattr__``): importing the package compiles and loads nothing
+    from .env import Action, BlackjackEnv, Phase
+    from .shoe_env import BlackjackShoeEnv
+    from .vector import sample_legal
+
+#: The package's names that live in compiled modules, and their module: imported when first used, so
+#: ``import blackjack_env`` registers the envs without importing numba or any kernel.
+_LAZY = {
+    "Action": ".env",
+    "BlackjackEnv": ".env",
+    "Phase": ".env",
+    "BlackjackShoeEnv": ".shoe_env",
+    "sample_legal": ".vector",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A lazy name's value, its module imported on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
 
 ENV_ID = "blackjack_env/Blackjack-v0"
 SHOE_ENV_ID = "blackjack_env/BlackjackShoe-v0"

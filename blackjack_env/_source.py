@@ -8,7 +8,7 @@ Two caches use them:
   the result is computed again rather than read back;
 * numba's compiled code: numba keys a cached function by its own file only, so a kernel that inlined an
   engine function kept running the old engine after ``engine.py`` changed. :func:`use_numba_cache`
-  (called by ``blackjack_env/__init__.py`` before any compiled module is imported) gives numba a cache
+  (called by ``blackjack_env/_jit.py``, whose ``njit`` every compiled module uses) gives numba a cache
   locator for this package's own files that puts their cache in a folder named by :func:`compiled_key`,
   so changed code compiles afresh and unchanged code still loads from the cache. The process
   environment and numba's settings are left alone: a user's own kernels cache where they always did.

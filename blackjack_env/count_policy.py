@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from . import engine as E
+from ._jit import njit
 from .counting import MAX_RAMP_PAIRS, VALUES, CountingStrategy
 from .strategy import N_ROWS, N_UP, hand_row, table_cell, table_play
 

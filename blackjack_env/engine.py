@@ -39,8 +39,8 @@ plain-Python mode never overflows), seeded from a ``numpy.random.SeedSequence``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ._jit import njit
 from .rules import MAX_HANDS
 
 # The game functions neither allocate nor keep arrays, so they run without numba's reference

@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from . import count_policy as CP
 from . import engine as E
+from ._jit import njit
 from .counting import CountingStrategy, system
 from .strategy import N_PLAY, N_ROWS, N_UP, row_label, table_cell, up_label
 

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from . import count_policy as CP
 from . import engine as E
 from . import linear_policy as LP
+from ._jit import njit
 from .counting import CountingStrategy
 from .rules import Rules
 from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from . import engine as E
+from ._jit import njit
 
 HARD_MIN, HARD_MAX = 4, 21
 SOFT_MIN, SOFT_MAX = 12, 21

@@ -12,9 +12,9 @@ other seats.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from . import engine as E
+from ._jit import njit
 from .count_policy import count_decision
 from .linear_policy import linear_decision
 from .rules import MAX_HANDS

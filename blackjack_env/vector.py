@@ -25,10 +25,10 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
-from numba import njit
 
 from . import engine as E
 from . import table as T
+from ._jit import njit
 from .env import (
     COUNT_MODES,
     OBS_NAMES,

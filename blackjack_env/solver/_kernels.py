@@ -18,9 +18,9 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from numba import njit
 
 from .. import engine as E
+from .._jit import njit
 
 N_OUT = 7
 O_BUST = 5

@@ -63,9 +63,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from .. import engine as E
+from .._jit import njit
 from ..counting import CountingStrategy
 from ..rules import Rules
 from ..simulate import Z95, interval
