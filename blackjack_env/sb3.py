@@ -2,16 +2,17 @@
 
 SB3's ``DummyVecEnv`` steps N Python envs one after another; :class:`BlackjackSB3VecEnv` hands the
 whole batch to the compiled vector env (:mod:`blackjack_env.vector`) in one call, so a learner can
-use hundreds or thousands of tables. Any SB3 algorithm takes it; sb3-contrib's MaskablePPO reads
-``action_masks()`` from it as from ``DummyVecEnv``::
+use hundreds or thousands of tables. Any SB3 algorithm takes it (one that ignores the masks meets
+``ValueError`` at its first illegal action, as on the single env); sb3-contrib's MaskablePPO reads
+``action_masks()`` from it as from ``DummyVecEnv`` (``blackjack-train --algo ppo``'s setup)::
 
     from sb3_contrib import MaskablePPO
 
     from blackjack_env.sb3 import make_sb3_vec_env
 
-    env = make_sb3_vec_env("blackjack_env/Blackjack-v0", n_envs=256, seed=0, reward="expected")
-    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=4096, gamma=1.0, seed=0)
-    model.learn(100_000)
+    env = make_sb3_vec_env("blackjack_env/Blackjack-v0", n_envs=250, seed=0, reward="expected")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=4000, gamma=1.0, ent_coef=0.01, seed=0)
+    model.learn(160_000)
 
 Table i seeded ``seed + i`` plays exactly what SB3's ``make_vec_env`` of single envs (env i seeded
 ``seed + i``) plays on the same actions, so learning is the same run on either, only faster here.
