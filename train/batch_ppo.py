@@ -9,6 +9,9 @@ network per sample; here the compiled vector env steps ``num_tables`` tables per
 tensor is a whole batch and the network is small, so the whole loop runs tens of thousands of env
 steps per second on two cores.
 
+* Throughput (benchmarks/deep_rl_speed.py, this 2-core machine): 75,000-93,000 env steps per second
+  of the whole loop on one torch thread (``blackjack-train``'s default). Two threads gave 152,000 on
+  an idle machine but 5,000-9,000 beside one other busy process (torch's pool spins), so one it is.
 * Episodes end at the same step (the next episode's first observation comes back at once); on the
   shoe each settled round is an episode (``agents.shoe_ppo``'s reason: a decision earns its round).
 * Same seed, same run: the tables are seeded ``seed + i``, the initial weights by ``seed``, and

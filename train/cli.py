@@ -146,9 +146,10 @@ class Args:
     bankroll: float = 0.0
     # MaskablePPO (measured in README "Learning benchmarks": gamma 1, a 256x256 net, entropy bonus)
     # on the compiled VecEnv (blackjack_env.sb3): 250 tables in one call. The whole learning loop
-    # runs about 1.7x as many steps per second as on 8 (benchmarks/deep_rl_speed.py: 64, 256 and
-    # 1024 tables measure alike, the 10 epochs of updates being ~80% of the time; 8 is no faster
-    # than SB3's DummyVecEnv); 250 x 64 keeps the rollout of 16,000 steps whole
+    # runs 1.7-1.9x as many steps per second as on SB3's DummyVecEnv of 8 single envs
+    # (benchmarks/deep_rl_speed.py, both games: 64, 250, 256, 1000 and 1024 tables measure alike,
+    # the 10 epochs of updates being ~80% of the time; 8 tables 1.1x); 250 x 64 keeps the rollout
+    # of 16,000 steps whole
     n_envs: int = 250
     # rollouts of 250 x 64 = 16,000 steps, 4x the old 4,096: each update sees more hands of the rare
     # close cells (README: 0.05-0.14 pp at 2M steps over six seeds, where 4,096 left 0.12 and 0.52 pp
