@@ -52,7 +52,7 @@ def policy_decision(kind, actions, insurance, st, hands, mask, prng, counting):
     return E.uniform_legal(prng, 0, mask, E.N_ACTIONS)
 
 
-@njit(cache=True, _nrt=False, forceinline=True)
+@njit(cache=True, _nrt=False, inline="always")
 def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, mask, prngs, counting, at_table):
     """Deal a round (``action`` < 0) or apply the stop seat's ``action``, then let the seats'
     policies act (seat s plays policy ``st[seat_slot(s, SEAT_POLICY)]``) until ``stop_seat``
