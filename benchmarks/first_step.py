@@ -37,7 +37,7 @@ CASES: dict[str, str] = {
     "vector": (
         "import gymnasium as gym\nimport numpy as np\nimport blackjack_env\n"
         "envs = gym.make_vec('blackjack_env/Blackjack-v0', 64, vectorization_mode='vector_entry_point')\n"
-        "obs, info = envs.reset(seed=0)\nenvs.step(np.zeros(64, np.int64))"
+        "obs, info = envs.reset(seed=0)\nenvs.step(np.argmax(info['action_mask'], axis=1))"  # a legal action each
     ),
     "quickstart": (
         "import sys\nfrom blackjack_env.evaluate.cli import main\n"
