@@ -397,6 +397,7 @@ PUBLIC_MODULES = [
     "blackjack_env.strategy",
     "blackjack_env.counting",
     "blackjack_env.wrappers",
+    "blackjack_env.sb3",
     "blackjack_env.multiagent",
     "blackjack_env.render",
     "blackjack_env.solver",
