@@ -19,7 +19,7 @@ between two answers of one decision carry none of the noise the answers share (t
 draws, the other hands), and every legal answer is measured at every decision with no exploration
 and no importance weights. Epsilon-greedy Monte Carlo control (the learner before this one)
 measured a non-greedy answer at about one decision in 40, unpaired: two minutes of this estimator
-on one core exported a better Hi-Lo table than 30 minutes of that one on two (README). A rollout
+on one core exported a better Hi-Lo table than 30 minutes of that one on two. A rollout
 costs part of a round, and an answer the policy finds far from the best (``NEAR``) is rolled out at one decision in
 ``FAR_EVERY``. Statistics are sums per entry (count, summed and squared differences): a chunk of
 rounds plays with the policy frozen and returns its own sums, which are then added, so chunks

@@ -131,8 +131,8 @@ def _learn_chunk(
     """Play ``n_rounds`` rounds of a fresh shoe, the learner in ``seat`` (-1: every seat) greedy in
     the frozen weights (``tried``: which actions have data) with epsilon exploration; write the
     chunk's statistics to the (zeroed) output arrays. One call site of ``play_until`` (the engine
-    inlined once), the small helpers inlined and the sums in packed rows: measured in the README's
-    "The composition learner" (speed)."""
+    inlined once), the small helpers inlined and the sums in packed rows: measured (the docs' speed
+    results)."""
     st, hands, shoe, res, mask, prngs, prng, trace, prob, feats, depth, cut, explored, ins_mask, x0, qv, acc = work
     acc[:, :] = 0.0
     st[:] = 0

@@ -1,5 +1,5 @@
 """The lone player's simulator against the engine from before the table (commit 8ba1894), the two
-run alternately in one session: issue 12's "not slower than before" mark, measured as a ratio.
+run alternately: "not slower than before", measured as a ratio.
 
     python benchmarks/before_table.py [--rounds 4e7] [--repeats 8] [--rules ultimatebet]
     python benchmarks/before_table.py --before 0c7e627^ --workload counting   # any refactor's before/after

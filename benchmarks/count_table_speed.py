@@ -3,7 +3,7 @@
     python benchmarks/count_table_speed.py
     python benchmarks/count_table_speed.py --learner linear --seat all   # the composition learner
 
-The issue's game (default rules at 75% penetration, 3 seats (--seats), the learner in seat 0, or in every seat with
+The game (default rules at 75% penetration, 3 seats (--seats), the learner in seat 0, or in every seat with
 --seat all): eight learning chunks of 262,144 rounds, then the simulator playing basic strategy at the same
 table for as many rounds on one worker; three repetitions (--repeats), each printing both rates and their
 ratio (the machine's load moves both alike), and the same on the CPU time the process got (thread_time: what

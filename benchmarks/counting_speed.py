@@ -3,7 +3,7 @@ I18 + Fab 4; one seat) against flat-betting basic strategy in the same run, on o
 
     python benchmarks/counting_speed.py [--rounds 4e7] [--repeats 3]
 
-The issue's marks, for "ramp, I18, one seat": counting >= 0.8x flat basic strategy's rounds per
+The marks, for "ramp, I18, one seat": counting >= 0.8x flat basic strategy's rounds per
 second (1 core), and the counting run >= 1.8x faster on two cores than on one; the I18 + Fab 4
 strategy (the must-show figures' one) is timed beside it. Each figure is the median of
 ``--repeats`` runs, the policies interleaved so that a busy machine slows them alike. Absolute

@@ -1,4 +1,4 @@
-"""Learning benchmarks for issue 5: how fast each learner closes the gap to basic strategy.
+"""Learning benchmarks  how fast each learner closes the gap to basic strategy.
 
     python benchmarks/learning.py --algo tabular --steps 2e9 --eval-every 1e8 --out runs/bench-tabular
     python benchmarks/learning.py --algo ppo --steps 2e6 --eval-every 1e5 --eval-rounds 4e5 --out runs/bench-ppo
@@ -9,7 +9,7 @@
 Trains with ``blackjack-train`` (any of its flags after ``--``), then plays the final policy
 against basic strategy on the same cards for ``--final-rounds`` rounds, and prints the curve and
 the first step and wall time at which the gap came within each target: by the exact analysis of
-the tabulated policy, and by the paired 95% interval's far end (the issue's criterion). Gaps are
+the tabulated policy, and by the paired 95% interval's far end . Gaps are
 in percentage points of the initial bet (policy minus basic strategy). Writes summary.json.
 """
 

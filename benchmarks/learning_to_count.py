@@ -1,4 +1,4 @@
-"""The must-show figures of the learners that count (issue 21), on the issue's game: 6 decks, H17,
+"""The must-show figures of the learners that count, on the game: 6 decks, H17,
 DAS, late surrender, splits to 4 hands, 75% penetration, 3 seats (the default rules at 75%).
 
     python benchmarks/learning_to_count.py --run-tabular benchmarks/results/count-table-hilo-s1 \
@@ -50,7 +50,7 @@ CEILING_FILE = ROOT / "results" / "ceiling" / "seat-1-of-3.json"
 SETTINGS = ["penetration=0.75"]
 BETS = (1.0, 2.0, 4.0, 8.0)
 LEARNERS = {"count-table": "tabular", "composition": "linear"}
-#: The issue's marks, per 100 rounds: apicquot's learned Hi-Lo table and its linear composition model.
+#: The marks, per 100 rounds: apicquot's learned Hi-Lo table and its linear composition model.
 MARKS = {"count-table": 0.121, "composition": 0.200}
 
 
@@ -85,7 +85,7 @@ def training_seed(run: Path) -> int:
 
 
 def train(algo: str, out: Path, seed: int, steps: float | None) -> Path:
-    """A run of ``algo`` on the issue's game with blackjack-train's defaults (what the README measures)."""
+    """A run of ``algo`` on the game with blackjack-train's defaults (what the README measures)."""
     run = out / "runs" / f"{algo}-s{seed}"
     argv = ["--env", "shoe", "--algo", algo, "--set", *SETTINGS, "--seed", str(seed), "--out", str(run)]
     argv += ["--no-progress"]
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     results["ceiling"]["gain_per_100_ci95"] = ceiling["gain_per_100_ci95"]
     results["count_table_entries"] = len(CountingStrategy.load(runs["count-table"] / COUNTING_FILE).indices)
     flat = {"basic": basic, **learners(runs, rules, flat=True), "hilo-i18-fab4": hilo}
-    for step in ("seat 1 of 3", "bets", "seat 0 of 3"):  # the issue's main figure first
+    for step in ("seat 1 of 3", "bets", "seat 0 of 3"):  # the main figure first
         print(step, file=sys.stderr)
         if step == "bets":
             one = Table(1, 0, None)
@@ -207,7 +207,7 @@ def table_md(results: dict[str, Any]) -> str:
         f"(not a training seed); the game: {results['game']}, 3 seats.",
         "",
         "| flat bet of 1, gain over basic strategy | seat 1 of 3 | share of the ceiling "
-        f"({ceiling['gain_per_100']:+.3f}) | seat 0 of 3 | the issue's mark |",
+        f"({ceiling['gain_per_100']:+.3f}) | seat 0 of 3 | the mark |",
         "|---|---|---|---|---|",
     ]
     seat1, seat0 = results["flat"]["seat 1 of 3"], results["flat"]["seat 0 of 3"]

@@ -1,7 +1,7 @@
 """The shoe learner the speed benchmarks time, built one way for all of them.
 
 Shared by count_table_speed.py and train_scaling.py (run as scripts, so this folder is on ``sys.path``):
-the issue's game (default rules at 75% penetration, 3 seats unless --seats), bets 1, 2, 4, 8, chunks of 262,144 rounds,
+the game (default rules at 75% penetration, 3 seats unless --seats), bets 1, 2, 4, 8, chunks of 262,144 rounds,
 the learner in seat 0 or in every seat.
 """
 

@@ -3,7 +3,7 @@
     python benchmarks/sync_chunks.py --rounds 2e7 --sync 1,8,16
     python benchmarks/sync_chunks.py --learner linear --seat all --rounds 2e7 --sync 1,8
 
-The issue's game (default rules at 75% penetration, 3 seats, the learner in seat 0 or every seat),
+The game (default rules at 75% penetration, 3 seats, the learner in seat 0 or every seat),
 chunks of 262,144 rounds. The learner is trained for --rounds rounds with each G (the policy chunks
 play with refreshed every G chunks, train/backends.py; same seed), and once more with G = 1 on another
 seed: the spread between two seeds is the yardstick for a difference between schedules. Each learned

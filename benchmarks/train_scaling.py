@@ -4,7 +4,7 @@
     python benchmarks/train_scaling.py --backend local                  # local processes instead
     python benchmarks/train_scaling.py --learner linear --seat all --json out.json
 
-The issue's game (default rules at 75% penetration, 3 seats, the learner in seat 0 or every seat), chunks
+The game (default rules at 75% penetration, 3 seats, the learner in seat 0 or every seat), chunks
 of 262,144 rounds, the policy refreshed every --sync-chunks chunks (train/backends.py). First one refresh
 period in this process (the serial backend: a chunk's play time, the driver's refresh and merge), then
 --repeats alternating pairs of runs of --periods periods on 1 and on 2 workers of the backend (order

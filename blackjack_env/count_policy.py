@@ -8,7 +8,7 @@ shoe's remaining cards (the engine's ``S_COUNTS``) less a hole card still face d
 (:func:`true_count`), derived afresh from the shoe at every bet and decision: ten products summed
 as a tree, which cost less than carrying a count on from card to card.
 
-How a decision is made (the issue's fixed order): surrender?, split?, double?, then stand or hit;
+How a decision is made (a fixed order): surrender?, split?, double?, then stand or hit;
 the first "yes" is played. A question with an index entry in the cell is answered by the entry's
 condition on the exact (float) true count; one without is answered by basic strategy (the rules'
 table: is this action its first legal choice among those not already refused?). A question whose

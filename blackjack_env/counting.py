@@ -10,7 +10,7 @@ Built-in tags as published (Blackjack Apprenticeship's "Card counting systems", 
 as qfit.com's; KO's initial running count: (decks - 1) x -4, howtocountcards.org).
 
 A :class:`CountingStrategy` is a system with a bet ramp, index plays and an optional exit rule, as
-a JSON file (schema in the README and :meth:`CountingStrategy.from_dict`); the simulator plays it
+a JSON file (schema in the counting guide and :meth:`CountingStrategy.from_dict`); the simulator plays it
 in compiled code (``blackjack_env.count_policy``). Built in: ``hilo-i18-fab4``, Hi-Lo with
 Schlesinger's Illustrious 18 ("Attacking the Shoe", Blackjack Forum, 1986) and the Fab 4
 surrenders as printed by several sources that agree, at a flat bet unless a ramp is given
@@ -267,7 +267,7 @@ def _ramp(data: Any, where: str = "ramp") -> tuple[tuple[float, float], ...]:
 
 @dataclass(frozen=True)
 class CountingStrategy:
-    """A counting system, a bet ramp, index plays and an optional exit rule (see the README)."""
+    """A counting system, a bet ramp, index plays and an optional exit rule (the counting guide shows the format)."""
 
     system: CountingSystem
     ramp: tuple[tuple[float, float], ...] = ((0.0, 1.0),)

@@ -60,7 +60,7 @@ from .rules import MAX_HANDS
 # ``start_round`` and ``step_round`` (and ``table.play_until`` above them) are glue around their
 # callees, so numba inlines them (``inline="always"``): compiled apart, each level had the
 # whole round below it optimised and emitted once more, and the env's first step compiled 9% longer
-# (issue 32: 13.2 -> 12.0 CPU s, the simulator's speed unchanged). Inlining the pieces below them
+# (13.2 -> 12.0 CPU s, the simulator's speed unchanged). Inlining the pieces below them
 # or the small leaves the same way saved nothing more, and every ``forceinline`` one doubled it.
 
 # ----------------------------------------------------------------------------- actions

@@ -62,7 +62,7 @@ LP_PLAY = LP_INS + 4 * N_FEATURES  # [row][up][action][feature]
 LP_KELLY = LP_PLAY + N_ROWS * N_UP * N_PLAY * N_FEATURES  # [Kelly fraction, bankroll]; fraction 0: EV-maximising
 LP_SIZE = LP_KELLY + 2
 #: The variance of a round's result per unit bet, squared units, that the Kelly bet divides by: basic
-#: strategy's SD per round is 1.144 in the default game at 75% (1e7 rounds; README, the composition learner).
+#: strategy's SD per round is 1.144 in the default game at 75% (1e7 rounds).
 ROUND_VARIANCE = 1.3
 
 

@@ -388,7 +388,7 @@ PRESETS: dict[str, Preset] = {
     "six-deck-h17-split-4x": Preset(
         Rules(split_to=5, surrender="none", even_money=False),
         "Up to six decks, H17, pairs split up to four times (five hands), split aces one card, "
-        "DAS, double for less (played as a full double, see README), insurance",
+        "DAS, double for less (played as a full double), insurance",
         "rule text 4 (rules-sources/003)",
     ),
     "hole-card-s17": Preset(

@@ -26,7 +26,7 @@ from .policies import POLICY_CHOICES, basic_strategy_table, run_rules
 from .runner import RunOutcome, default_workers
 
 #: What a first compile of a simulation kernel takes on a 2-core machine, cold caches (8 s measured
-#: idle, 20-24 s busy (issue 19), 5 minutes at a load average of 9; README "Speed"): said before the
+#: idle, 20-24 s busy, 5 minutes at a load average of 9; the docs' speed results): said before the
 #: compile so that a silent wait has a reason.
 COMPILE_ESTIMATE = "about 10-30 s on 2 cores, minutes on a busy machine"
 
@@ -205,7 +205,7 @@ def add_ceiling_arguments(parser: argparse.ArgumentParser, what: str, samples: s
         default=CEILING_STRATA,
         metavar="K",
         help=f"strata of the ceiling's shoes by its gain predictor (default {CEILING_STRATA}; 1: plain sampling); "
-        "README 'The ceiling'",
+        "see the docs' ceiling guide",
     )
 
 

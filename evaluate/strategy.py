@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--strata",
         type=int,
         default=8,
-        help="strata of the shoes by the gain predictor (default 8; 1: plain sampling); see README 'The ceiling'",
+        help="strata of the shoes by the gain predictor (default 8; 1: plain sampling); see the docs' ceiling guide",
     )
     ceiling.add_argument("--seed", type=int, default=0, help="seed of the sampled shoes")
     ceiling.add_argument("--seats", type=int, default=1, help="boxes at the table, 1-7 (the others play basic)")

@@ -1,4 +1,4 @@
-"""Counting strategies, held to issue 13's contract: the JSON file and its one-line errors, the bet
+"""Counting strategies, held to their contract: the JSON file and its one-line errors, the bet
 ramp, index plays decided on stacked cards at true counts computed here from the cards seen, and
 the simulator's properties (flat bet = basic strategy, ramps, KO, sitting out, replay through the
 env).

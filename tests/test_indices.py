@@ -25,7 +25,7 @@ from blackjack_env.solver import IndexTable, generate_indices
 from blackjack_env.solver.indices import _Counts, tilted_shoe
 
 DATA = json.loads((Path(__file__).parent / "data" / "index_plays.json").read_text())
-#: The I18's game as the issue fixes it: 4 decks S17 DAS, no surrender, cut at 75%.
+#: The I18's game: 4 decks S17 DAS, no surrender, cut at 75%.
 I18_GAME = Rules(decks=4, hit_soft_17=False, surrender="none", penetration=0.75)
 I18_ARGS = ["--set", "decks=4", "--set", "hit_soft_17=no", "--set", "surrender=none", "--set", "penetration=0.75"]
 #: The Fab 4 (H17 figures): 6 decks H17 DAS late surrender, cut at 75%.
@@ -80,7 +80,7 @@ def _agrees(generated: dict | None, published: dict) -> bool:
 
 # ----------------------------------------------------------------------- the published indices
 def test_illustrious_18_within_one_of_the_published(i18_table: IndexTable) -> None:
-    """The issue's must-show: at least 15 of the 18 within 1 (same play, same direction). As run:
+    """The mark: at least 15 of the 18 within 1 (same play, same direction). As run:
     16 of 18; 12 v 2 (stand at +4.1) and 10,10 v 6 (split at +5.1) are the two further off."""
     published = DATA["illustrious_18"]["entries"]
     assert len(published) == 18

@@ -1,4 +1,4 @@
-"""``import blackjack_env`` registers the envs and loads nothing heavy (issue 32): numba, the compiled
+"""``import blackjack_env`` registers the envs and loads nothing heavy: numba, the compiled
 modules, the solver, matplotlib, torch and Ray wait until something uses them."""
 
 from __future__ import annotations

@@ -310,7 +310,7 @@ def test_money_and_amounts() -> None:
 
 
 def test_a_seat_at_a_table_and_the_count_on_demand() -> None:
-    """Issue 22: --seats/--seat sit the player in one box (the others play basic strategy),
+    """--seats/--seat sit the player in one box (the others play basic strategy),
     --shoe keeps one shoe between rounds, and c shows the Hi-Lo count at any prompt."""
     # one deck; seats 0-2 get 9,2 / 10,7 / 5,6 against an 8 up (3 in the hole); seat 0 plays basic
     # strategy (it doubles 11 against an 8 and draws the 4) before the player (seat 1) stands on 17

@@ -104,7 +104,7 @@ def check_settlement(rules: Rules, summary: dict[str, Any]) -> None:
     elif rules.peek:
         assert len(dealer) == 2
     else:
-        # no hole card: the second card is drawn only where a result depends on it (issue 22): a live
+        # no hole card: the second card is drawn only where a result depends on it: a live
         # hand, or a natural, an insurance bet or a late surrender that a blackjack under an A or 10 changes
         late_no_peek = surrendered and rules.surrender == "late"
         blackjack_possible = _total(dealer[:1])[0] in (10, 11)

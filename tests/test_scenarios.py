@@ -419,8 +419,8 @@ def test_scenario_table_covers_every_rules_field() -> None:
 
 
 def test_deal_order_with_hole_card() -> None:
-    """Player, dealer up card, player, hole card (issue 2). Text 000 deals the dealer's first card
-    face down and the second face up; the env follows issue 2 (the dealer's first card is the up
+    """Player, dealer up card, player, hole card. Text 000 deals the dealer's first card
+    face down and the second face up; the env follows the common order (the dealer's first card is the up
     card), which only changes which stacked position is visible, not any payout."""
     env = BlackjackEnv()
     env.reset(seed=1, options={"cards": ["2", "3", "4", "5"]})
@@ -459,7 +459,7 @@ def test_no_hole_card_deals_three_cards() -> None:
 def test_no_hole_card_draws_the_second_card_only_when_a_result_depends_on_it(
     cards: str, seats: int, dealer: list[str], dealt: int
 ) -> None:
-    """Issue 22: no-hole-card games draw the dealer's second card only for a live hand or for a
+    """No-hole-card games draw the dealer's second card only for a live hand or for a
     result a dealer blackjack would change (here with 2 decks, no surrender, no OBO)."""
     rules = Rules(decks=2, peek=False, surrender="none", obo=False, penetration=0.6)
     env = BlackjackEnv(rules=rules, seats=seats, seat=0, others="basic")
@@ -473,9 +473,9 @@ def test_no_hole_card_draws_the_second_card_only_when_a_result_depends_on_it(
 
 
 def test_split_hands_get_their_second_card_when_play_reaches_them() -> None:
-    """After a split the first hand is finished before the second gets its card (issue 2; text 004
+    """After a split the first hand is finished before the second gets its card (text 004
     says the dealer "deals one card to each" at the split, which only changes the order in which
-    stacked cards arrive, not the odds: the env follows issue 2)."""
+    stacked cards arrive, not the odds: the env follows )."""
     env = BlackjackEnv()
     env.reset(seed=3, options={"cards": ["8", "9", "8", "7", "3", "5", "4"]})
     env.step(P)

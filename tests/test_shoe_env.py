@@ -504,7 +504,7 @@ def test_others_from_a_saved_agent(tmp_path: Path) -> None:
 
 
 def test_others_never_reaches_into_the_agent_layer(tmp_path: Path) -> None:
-    """Issue 22: the env takes a strategy table or its file (a saved agent's directory plays its
+    """The env takes a strategy table or its file (a saved agent's directory plays its
     strategy.json) without importing blackjack_env.agents; an agent without a table is named."""
     from blackjack_env.agents import RandomAgent
 

@@ -331,7 +331,7 @@ def test_no_hole_card_dealer_takes_his_second_card_for_a_natural_only_against_a_
 ) -> None:
     """No hole card: seat 0 A,K (a natural, nothing to play), the agent 10,6 hits Q (bust). Against
     a 10 the natural's result depends on the dealer's second card, so he takes it (7: 17) but draws
-    no more, as no hand is live; against a 6 nothing depends on it and he takes none (issue 22):
+    no more, as no hand is live; against a 6 nothing depends on it and he takes none:
     seat 0 +1.5, the agent -1 either way."""
     cards = ["A", "10", up, "K", "6", "Q", *dealer[1:]]
     game = play_table(cards, [H], seats=2, seat=1, others=HITTER, rules=NO_HOLE)
@@ -431,7 +431,7 @@ def _total(cards: list[str]) -> tuple[int, bool]:
 def check_table_settlement(rules: Rules, info: dict[str, Any]) -> None:
     """An independent reading of a settled round at a table: the dealer draws while any seat's hand
     must be compared with his total (no hole card: takes his second card when any result depends
-    on it, which against a 2-9 only a live hand's does: issue 22), and every seat's bets are paid
+    on it, which against a 2-9 only a live hand's does: ), and every seat's bets are paid
     against the one dealer outcome."""
     dealer = info["dealer"]["cards"]
     dealer_total, _ = _total(dealer)

@@ -104,7 +104,7 @@ def test_action_space_sample_draws_legal_actions_at_every_table() -> None:
 
 
 def test_finished_tables_mask_stand_alone_so_sampling_from_the_mask_works() -> None:
-    """Issue 22: a finished table's mask is STAND alone (the autoreset step ignores it), so the
+    """A finished table's mask is STAND alone (the autoreset step ignores it), so the
     natural rng.choice(np.flatnonzero(mask)) works on every step; the autoreset takes any id."""
     envs = make_vec(16, rules="ultimatebet")
     rng = np.random.default_rng(0)

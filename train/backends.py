@@ -40,7 +40,7 @@ from blackjack_env.ray_cluster import start_or_join
 
 BACKENDS = ("local", "ray")
 #: Chunks per policy refresh unless told (--sync-chunks): one default for every backend and worker
-#: count, so a seed means one run; measured in README "Learning to count".
+#: count, so a seed means one run; measured in the docs' learning-to-count results.
 DEFAULT_SYNC_CHUNKS = 16
 #: The frozen policy of an unfinished refresh period, saved with a checkpoint that falls inside one.
 SYNC_FILE = "sync.npz"

@@ -61,10 +61,10 @@ from .scalars import ScalarWriter
 ALGOS = ("tabular", "ppo", "linear", "batch-ppo")  # linear: the composition learner, --env shoe only
 LR_SCHEDULES = ("constant", "linear")
 #: Steps a run takes unless told: about 40 s of tabular learning (about 0.015 pp from basic
-#: strategy), and the issue's PPO budget.
+#: strategy), and 2e6 steps of PPO (0.05-0.2 pp from it).
 DEFAULT_STEPS = {"tabular": 500_000_000, "ppo": 2_000_000, "linear": 300_000_000, "batch-ppo": 30_000_000}
 #: What each learner is paid unless told: whichever closes the gap to basic strategy sooner in wall
-#: time (README "Learning benchmarks"). The expected reward removes the dealer's noise, but walks the
+#: time (the docs' learning results). The expected reward removes the dealer's noise, but walks the
 #: dealer's outcomes every round: PPO's network is the bottleneck and gains (0.43 -> 0.17 pp at 2M
 #: steps), while the compiled tabular learner would run about 100x slower, which no gain per step repays.
 #: batch-ppo is paid the dealt result: the compiled engine steps it ~40x faster than the expectation,
@@ -138,13 +138,13 @@ class Args:
     epsilon: float = 0.1
     chunk_steps: int = 1 << 18
     # --env shoe: the policy chunks play with is refreshed every sync_chunks chunks, whatever the
-    # backend and worker count (train/backends.py; the default measured in README "Learning to count")
+    # backend and worker count (train/backends.py; the default measured in the docs' learning-to-count results)
     sync_chunks: int = DEFAULT_SYNC_CHUNKS
     # --env shoe --algo linear: the exported model bets a Kelly fraction of a bankroll (table units; 0: the
     # EV-maximising bet; blackjack_env/linear_policy.py linear_bet)
     kelly: float = 0.0
     bankroll: float = 0.0
-    # MaskablePPO (measured in README "Learning benchmarks": gamma 1, a 256x256 net, entropy bonus)
+    # MaskablePPO (measured in the docs' learning results: gamma 1, a 256x256 net, entropy bonus)
     # on the compiled VecEnv (blackjack_env.sb3): 250 tables in one call. The whole learning loop
     # runs 1.7-1.9x as many steps per second as on SB3's DummyVecEnv of 8 single envs
     # (benchmarks/deep_rl_speed.py, both games: 64, 250, 256, 1000 and 1024 tables measure alike,
@@ -152,7 +152,7 @@ class Args:
     # of 16,000 steps whole
     n_envs: int = 250
     # rollouts of 250 x 64 = 16,000 steps, 4x the old 4,096: each update sees more hands of the rare
-    # close cells (README: 0.05-0.14 pp at 2M steps over six seeds, where 4,096 left 0.12 and 0.52 pp
+    # close cells (0.05-0.14 pp at 2M steps over six seeds, where 4,096 left 0.12 and 0.52 pp
     # on two); 2e6 is a whole number of rollouts, so a default run ends at exactly 2M steps
     n_steps: int = 64
     batch_size: int = 4000
@@ -164,7 +164,7 @@ class Args:
     ent_coef: float = 0.01  # keeps rarely right actions (surrender, double) explored: 0 plateaus at 0.4 pp
     net_arch: str = "256,256"
     # torch's intra-op threads; 0: torch's default (one per core). 1 is the fastest measured for this
-    # small network (README "Agents and training"): with a thread per core, torch's pool spins
+    # small network (the docs' training guide): with a thread per core, torch's pool spins
     # against any other busy process, 13x slower on a busy 2-core machine, for identical results
     torch_threads: int = 1
 

@@ -42,11 +42,11 @@ CALIBRATION_FACTOR = 10
 #: Rounds per learning seat a run of the count-table (tabular) and composition (linear) learners takes
 #: unless told (--steps): every learning seat's decisions train the learner, so a table of N seats with
 #: ``--seat all`` learns from N times the decisions per round and takes 1/N of the rounds. One seat: 2e9
-#: rounds, the runs measured in README "Learning to count" (their figures are those of this budget).
+#: rounds, the runs measured in the docs' learning-to-count results (their figures are those of this budget).
 SEAT_ROUNDS = 2_000_000_000
 #: Seconds per round of a whole default run, one seat, one core (evaluations and compiling included):
-#: the README's measured runs, 2e9 rounds in 1,332 s (count-table) and 550 s (composition) on its
-#: 2-core machine, the other core busy.
+#: the measured runs of the docs' learning-to-count results, 2e9 rounds in 1,332 s (count-table) and
+#: 550 s (composition) on a 2-core machine, the other core busy.
 ONE_SEAT_SECONDS = {"tabular": 1332 / 2e9, "linear": 550 / 2e9}
 #: A round's cost at a table of S seats, L of them learning (with ``--seat all`` L = S, else 1), as
 #: (a + b S) L + c (S - L) in microseconds of one core: ``a + b S`` a learning seat's decisions and
@@ -54,7 +54,7 @@ ONE_SEAT_SECONDS = {"tabular": 1332 / 2e9, "linear": 550 / 2e9}
 #: to the learning rates of ``python benchmarks/count_table_speed.py --learner L --seats S --seat X
 #: --skip 60`` (1, 2, 3, 5 seats with --seat all, 3 seats with one learning; within 10% of each).
 ROUND_COST = {"tabular": (0.256, 0.106, 0.136), "linear": (0.205, 0.0, 0.096)}
-#: Speed of K workers over one: measured 1.85-1.90x for 2 (README "Scale-out"), taken as 0.9 per added worker.
+#: Speed of K workers over one: measured 1.85-1.90x for 2 (the docs' speed results), taken as 0.9 per added worker.
 WORKER_GAIN = 0.9
 
 
@@ -101,7 +101,7 @@ def budget_line(args: Any, done: int = 0) -> str:
     workers = f"{args.workers} workers" if args.workers > 1 else "1 worker"
     return (
         f"{args.steps:,} rounds ({why}){start}; expected about {format_duration(seconds)} on {workers} "
-        "(README's measured rates; the bar shows this machine's)"
+        "(the measured rates of the docs' speed results; the bar shows this machine's)"
     )
 
 
@@ -149,8 +149,8 @@ def seat_of(text: str, seats: int) -> int:
 
 def ev_max_ramp(by_count: list[dict[str, Any]], bets: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
     """The EV-maximising ramp over ``bets`` from a flat-bet run's EV per unit bet by whole true count:
-    the smallest bet, and the largest from one true count on (the issue's "8 from the true count
-    where it turns positive"), that count chosen to maximise the calibration run's EV with those
+    the smallest bet, and the largest from one true count on ("8 from the true count where it
+    turns positive"), that count chosen to maximise the calibration run's EV with those
     bets: the threshold t maximising the summed results of the rounds at t or above. A count with
     few rounds weighs by its few rounds, so a sparse count's noise cannot drop the bet back."""
     low, high = bets[0], bets[-1]

@@ -534,7 +534,7 @@ class CeilingResult:
         gives a split round no second moment): E[bet^2] (stratified) times the simulated second
         moment of a flat-bet round (basic strategy over every round), minus the mean squared, i.e. a
         round's spread taken as the same on every shoe (``sd_method`` "approximate"; the error this
-        makes, measured where the exact SD exists: README "The ceiling"). ``sd_approximate`` is that
+        makes, measured where the exact SD exists: the docs' ceiling guide). ``sd_approximate`` is that
         approximation in every game. SCORE and N0 as ``blackjack-evaluate``'s."""
         bets = check_bets(bets, self.seats)
         best = self.best
@@ -607,7 +607,7 @@ class CeilingResult:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` contract (see the issue and README)."""
+        """The ``--json`` contract (the ceiling guide lists its keys)."""
         basic_ev, basic_ci = self.estimate(self.basic)
         gain, gain_ci = self.estimate(self.gains)
         insurance = self.values[:, V_INSURANCE]
