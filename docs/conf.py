@@ -10,6 +10,7 @@ own must resolve.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -52,6 +53,14 @@ nitpick_ignore_regex = [
     (r"py:.*", rf"({_EXTERNAL_MODULES})(\..*)?"),
     (r"py:.*", rf"({_BUILTINS})"),
     (r"py:class", r"Figure"),  # matplotlib's, imported for type checking only (evaluate/report/figures.py)
+]
+
+# The docs extra installs no deep-learning stack: where one of these is missing, autodoc imports the
+# modules that need it against a stand-in (an install with them documents the real bases).
+autodoc_mock_imports = [
+    name
+    for name in ("torch", "stable_baselines3", "sb3_contrib", "ray", "torchrl")
+    if importlib.util.find_spec(name) is None
 ]
 
 autodoc_typehints = "description"

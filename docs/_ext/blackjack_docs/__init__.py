@@ -179,11 +179,22 @@ def public_data(module_name: str) -> list[str]:
 
 
 def public_module_rest(module_name: str) -> list[str]:
-    """``automodule`` of a module's ``__all__``, then ``autodata`` of the constants it leaves out."""
+    """``automodule`` of a module's ``__all__``, then ``autodata`` of the constants it leaves out and
+    an entry for each name the module loads lazily."""
     lines = [f".. automodule:: {module_name}", ""]
     for name in public_data(module_name):
         lines += [f".. autodata:: {module_name}.{name}", ""]
+    module = importlib.import_module(module_name)
+    for name in lazy_names(module):
+        kind = "autoclass" if inspect.isclass(getattr(module, name)) else "autofunction"
+        lines += [f".. {kind}:: {module_name}.{name}", ""]
     return lines
+
+
+def lazy_names(module: Any) -> list[str]:
+    """The names in a module's ``__all__`` that its ``__getattr__`` loads on first use (so that
+    importing the module stays light): ``automodule`` sees only what the module has loaded."""
+    return [name for name in getattr(module, "__all__", ()) if name not in vars(module)]
 
 
 LONGEST_VALUE = 80
@@ -213,7 +224,11 @@ def public_module_directive() -> type:
         required_arguments = 1
 
         def run(self) -> list[Any]:
-            return self.parse_text_to_nodes("\n".join(public_module_rest(self.arguments[0])))
+            from sphinx.ext.autodoc.mock import mock
+
+            with mock(self.config.autodoc_mock_imports):  # as autodoc imports it
+                rest = public_module_rest(self.arguments[0])
+            return self.parse_text_to_nodes("\n".join(rest))
 
     return PublicModule
 
