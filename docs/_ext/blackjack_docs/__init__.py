@@ -215,6 +215,22 @@ def trim_long_values(app: Any, doctree: Any) -> None:
                     annotation.parent.remove(annotation)
 
 
+def fields_listed_once(app: Any, domain: str, objtype: str, contentnode: Any) -> None:
+    """A dataclass whose docstring lists its fields (``Attributes:``) shows them once: autodoc's
+    typehints would list the constructor's parameters, the same names, again (runs after them)."""
+    from docutils import nodes
+
+    if domain != "py" or objtype != "class":
+        return
+    for field_list in list(contentnode.findall(nodes.field_list)):
+        fields = [(field[0].astext().split(), field) for field in field_list.children if isinstance(field, nodes.field)]
+        variables = {words[1] for words, _ in fields if len(words) == 2 and words[0] == "ivar"}
+        params = [(words, field) for words, field in fields if len(words) == 2 and words[0] in ("param", "type")]
+        if variables and {words[1] for words, _ in params} <= variables:
+            for _, field in params:
+                field_list.remove(field)
+
+
 def public_module_directive() -> type:
     from sphinx.util.docutils import SphinxDirective
 
@@ -242,4 +258,5 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", process_docstring)
     app.connect("missing-reference", resolve_alias)
     app.connect("doctree-read", trim_long_values)
+    app.connect("object-description-transform", fields_listed_once, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
