@@ -13,7 +13,10 @@ compiled seat_slot 12 times. LLVM still folds the constants once it inlines the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from ._source import use_numba_cache
@@ -50,4 +53,64 @@ def njit(*args: Any, **options: Any) -> Any:
     return wrap
 
 
-__all__ = ["CACHE_FOLDER", "njit"]
+#: A kernel's first call still running after this many seconds is compiling (loading numba's cache
+#: takes well under a second), and ``compiling_notice`` says so.
+NOTICE_AFTER_SECONDS = 1.0
+
+#: What compiling an env's kernels takes, said while it happens (``benchmarks/first_step.py``, cold).
+COMPILE_ESTIMATE = "about 10-15 s of CPU"
+
+_noticed = threading.Event()  # one notice a process: later kernels compile while the user already knows
+
+
+def silence_compiling_notice() -> None:
+    """For a command that says itself what it compiles (``blackjack-compile``)."""
+    _noticed.set()
+
+
+def compiles_on_call(kernel: Any) -> bool:
+    """True before a kernel's first call in this process: that call compiles it or loads numba's cache."""
+    return not getattr(kernel, "overloads", True)  # a plain function under NUMBA_DISABLE_JIT never compiles
+
+
+def first_call_notice(kernel: Any, what: str) -> AbstractContextManager[None]:
+    """``compiling_notice(what)`` around a kernel's first call in this process; nothing around later calls."""
+    return compiling_notice(what) if compiles_on_call(kernel) else nullcontext()
+
+
+@contextmanager
+def compiling_notice(what: str) -> Iterator[None]:
+    """Around a kernel's first call: one line on stderr if it is still running after
+    ``NOTICE_AFTER_SECONDS`` (numba compiling it), so a user knows why the first step waits."""
+    if _noticed.is_set():
+        yield
+        return
+
+    def say() -> None:
+        if not _noticed.is_set():
+            _noticed.set()
+            print(
+                f"blackjack_env: compiling {what} (once, {COMPILE_ESTIMATE}; numba caches it for later runs, "
+                "and `blackjack-compile` does it up front)...",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    timer = threading.Timer(NOTICE_AFTER_SECONDS, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+__all__ = [
+    "CACHE_FOLDER",
+    "COMPILE_ESTIMATE",
+    "compiles_on_call",
+    "compiling_notice",
+    "first_call_notice",
+    "njit",
+    "silence_compiling_notice",
+]

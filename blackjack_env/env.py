@@ -14,6 +14,7 @@ from gymnasium.utils import seeding
 
 from . import engine as E
 from . import table as T
+from ._jit import compiles_on_call, compiling_notice
 from .cards import card_codes, card_name, card_names
 from .rules import MAX_HANDS, Rules
 from .strategy import StrategyTable
@@ -577,6 +578,12 @@ class BlackjackEnv(gym.Env):
     # ------------------------------------------------------------------ the table
     def _advance(self, action: int) -> float:
         """One compiled transition: the agent's action (or a deal, -1), then the other seats."""
+        if compiles_on_call(T.env_advance):  # the process's first transition: said if it compiles
+            with compiling_notice("the env's kernels"):
+                return self._transition(action)
+        return self._transition(action)
+
+    def _transition(self, action: int) -> float:
         return float(
             T.env_advance(
                 self._st,

@@ -28,7 +28,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import engine as E
 from . import table as T
-from ._jit import njit
+from ._jit import first_call_notice, njit
 from .env import (
     COUNT_MODES,
     OBS_NAMES,
@@ -317,10 +317,11 @@ class BlackjackVectorEnv(VectorEnv):
                     rng, _ = seeding.np_random(None if seeds is None else seeds[i])  # as BlackjackEnv.reset
                     seed_table(self._st[i], self._shoe[i], self._prngs[i], rng.integers(0, 2**63))
             self._seeded = True
-        _start_tables(
-            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask,
-            which, *self._policy_args(),
-        )  # fmt: skip
+        with first_call_notice(_start_tables, "the vector env's kernels"):
+            _start_tables(
+                self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask,
+                which, *self._policy_args(),
+            )  # fmt: skip
         self._autoreset[which] = False
         return self._obs.copy(), {"action_mask": self._mask.copy()}
 
@@ -330,10 +331,11 @@ class BlackjackVectorEnv(VectorEnv):
         actions = np.asarray(actions, dtype=np.int64).reshape(-1)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
-        bad = _step_tables(
-            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask,
-            actions, self._rewards, self._terminated, self._autoreset, *self._policy_args(),
-        )  # fmt: skip
+        with first_call_notice(_step_tables, "the vector env's kernels"):
+            bad = _step_tables(
+                self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask,
+                actions, self._rewards, self._terminated, self._autoreset, *self._policy_args(),
+            )  # fmt: skip
         if bad >= 0:
             legal = ", ".join(str(a) for a in np.flatnonzero(self._mask[bad]))
             raise ValueError(f"illegal action {int(actions[bad])} at table {bad}; legal actions there: {legal}")

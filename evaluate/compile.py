@@ -21,6 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 from blackjack_env import __version__
+from blackjack_env._jit import silence_compiling_notice
 from blackjack_env.rules import Rules
 
 PROG = "blackjack-compile"
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     build_parser().parse_args(argv)
+    silence_compiling_notice()  # each part's line says what compiles
     total, failed = time.process_time(), False
     for name, first_call in PARTS:
         print(f"{PROG}: {name}...", end="", file=sys.stderr, flush=True)

@@ -41,6 +41,14 @@ NEG = -1e300
 LEVEL_SKIP, LEVEL_STAND, LEVEL_FULL = 0, 1, 2
 
 
+@njit(cache=True, inline="always")
+def copy_into(out, src):
+    """out[:] = src, element by element: numba's array-to-array assignment compiles its shape-mismatch
+    message (string formatting), 1.5 s of CPU the first time a process compiles one."""
+    for i in range(len(out)):
+        out[i] = src[i]
+
+
 @njit(cache=True)
 def dealer_fill(rem, n_rem, up, infinite, probs, ds_counts, ds_n, ds_start, ds_child, ds_outcome, reach, out):
     """Dealer final-total distribution (before the peek) from the up card and what is left.
@@ -86,7 +94,7 @@ def dealer_cached(up, removed, shoe, infinite, ds, cache, rem, reach, out):
     """dealer_fill for shoe minus removed, memoised per (up, removed) in a typed dict."""
     key = up if infinite else _cache_key(up, removed)
     if key in cache:
-        out[:] = cache[key]
+        copy_into(out, cache[key])
         return
     n_rem = 0.0
     for v in range(10):
@@ -107,14 +115,14 @@ def dealer_rows(up, removed, valid, shoe, ds, cache, out):
     for i in range(removed.shape[0]):
         if valid[i]:
             dealer_cached(up, removed[i], shoe, False, ds, cache, rem, reach, dist)
-            out[i, :] = dist
+            copy_into(out[i], dist)
 
 
 @njit(cache=True)
 def draw_probs(shoe, removed, infinite, out):
     """Probability of drawing each value next; returns False when removed exceeds the shoe."""
     if infinite:
-        out[:] = shoe
+        copy_into(out, shoe)
         return True
     n = 0.0
     for v in range(10):
@@ -242,7 +250,7 @@ def choose_order(a2, w2, a_split, w_split, am, wm, legal2, legal_split, force_st
                 pick = a
         base[k] = pick
         used[pick] = True
-    out[:] = base
+    copy_into(out, base)
     if force_stand:
         return
     order = np.empty(5, np.int64)
@@ -254,7 +262,7 @@ def choose_order(a2, w2, a_split, w_split, am, wm, legal2, legal_split, force_st
         obj += am[first_of(order, STAND, HIT)]
         if obj > best + 1e-15:
             best = obj
-            out[:] = order
+            copy_into(out, order)
 
 
 @njit(cache=True, inline="always")
@@ -456,7 +464,7 @@ def backward(up, base_removed, need, game, memo, space, actions, mode, weights, 
         value_cell(hands, up, base_removed, need, game, memo, space, weights, work, out, out[6][row], level)
         if mode == MODE_OPTIMIZE:
             decide_cell(rv, up, total[hands[0]], out[6][row], order)
-            actions[row, col, :] = order
+            copy_into(actions[row, col], order)
         multi = first_of(actions[row, col], STAND, HIT)
         settle_cell(hands, need, counts, total, multi, mode == MODE_COMPOSITION, out[0], out[1], out[4])
 
