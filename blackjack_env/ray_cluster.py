@@ -2,9 +2,10 @@
 
 :func:`start_or_join` starts a local Ray with a given number of CPUs, or joins the cluster at an
 address; every Ray run of the package (the simulator's chunks, the shoe learners' chunks, the
-ceiling's shoes) goes through it. :func:`check_address` is its fast refusal, which the commands
-call before they do any work or write anything: an address with no cluster behind it is a
-:class:`RayUnavailable` (a ``ValueError``, so each command prints it as one line and exits 2).
+ceiling's shoes, all mapped by ``blackjack_env.parallel``) goes through it. :func:`check_address` is
+its fast refusal, which the commands call before they do any work or write anything: an address with
+no cluster behind it is a :class:`RayUnavailable` (a ``ValueError``, so each command prints it as one
+line and exits 2).
 
 Ray itself retries a dead address for many minutes (measured with Ray 2.60: ``ray.init`` gave up on
 ``127.0.0.1:1`` after 820 s), so the address is probed first with one TCP connection that gives up

@@ -14,13 +14,14 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from blackjack_env.ray_cluster import check_address, start_or_join
+from blackjack_env.parallel import Workers
+from blackjack_env.ray_cluster import check_address
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import CHUNK_ROUNDS, Policy, SimulationResult, Table, iter_chunks
 
@@ -88,7 +89,8 @@ def simulate(
     In the result, policy 0 is `policy`, 1 the baseline (if any), then the others.
     ``workers`` defaults to every local core (on a Ray cluster: every CPU of the cluster).
 
-    A KeyboardInterrupt stops the run; the chunks finished so far make up the result.
+    A KeyboardInterrupt stops the run; the chunks finished so far, up to the first one missing,
+    make up the result (a run of whole chunks in chunk order).
     ``chunk_rounds`` is part of the seed's meaning: keep the default to reproduce results.
 
     For a command's feedback: ``on_compiling`` is called once the kernels' first call has run
@@ -106,20 +108,14 @@ def simulate(
     policies = [policy, *([baseline] if baseline is not None else []), *others]
     chunks = list(iter_chunks(rules, policies, rounds, seed, chunk_rounds, table))
     clock = _Stopwatch()
-    outputs: dict[int, np.ndarray] = {}
+    outputs: list[np.ndarray] = []
     compile_seconds, interrupted = 0.0, True  # as they stay after a Ctrl-C while warming up
     with contextlib.suppress(KeyboardInterrupt):
         compile_seconds = _warm_up_saying(chunks[0], on_compiling)  # Ray workers load the cache this writes
-        if backend == "local":
-            workers = workers or default_workers()
-            clock.start(on_start)
-            outputs, interrupted = _run_local(chunks, workers, progress)
-            clock.stop()
-        else:
-            outputs, interrupted, workers = _run_ray(chunks, workers, ray_address, progress, clock, on_start)
+        outputs, interrupted, workers = _run(chunks, backend, workers, ray_address, progress, clock, on_start)
     result = SimulationResult(len(policies))
-    for index in sorted(outputs):  # chunk order: the same sums whatever finished first
-        result.add(outputs[index])
+    for output in outputs:  # chunk order: the same sums whatever finished first
+        result.add(output)
     return RunOutcome(
         result,
         seconds=clock.stopped - clock.started,
@@ -157,117 +153,45 @@ def _chunk_rounds(args: tuple[Any, ...]) -> int:
     return int(args[-1])
 
 
-def _run_local(
-    chunks: list[Chunk], workers: int, progress: ProgressCallback | None
-) -> tuple[dict[int, np.ndarray], bool]:
-    outputs: dict[int, np.ndarray] = {}
-    if workers == 1:
-        try:
-            for index, (function, args) in enumerate(chunks):
-                outputs[index] = function(*args)
-                if progress:
-                    progress(_chunk_rounds(args))
-        except KeyboardInterrupt:
-            return outputs, True
-        return outputs, False
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        pending: dict[Future, int] = {}
-        next_chunk = 0
-        try:
-            while next_chunk < len(chunks) or pending:
-                while next_chunk < len(chunks) and len(pending) < 2 * workers:
-                    function, args = chunks[next_chunk]
-                    pending[pool.submit(function, *args)] = next_chunk
-                    next_chunk += 1
-                done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done:
-                    index = pending.pop(future)
-                    outputs[index] = future.result()
-                    if progress:
-                        progress(_chunk_rounds(chunks[index][1]))
-        except KeyboardInterrupt:
-            for future in pending:
-                future.cancel()
-            for future, index in pending.items():  # running chunks end within a chunk's time
-                if not future.cancelled():
-                    outputs[index] = future.result()
-            return outputs, True
-    return outputs, False
+def _play(function: Callable[..., np.ndarray], args: tuple[Any, ...]) -> np.ndarray:
+    """One chunk (a task of the parallel map: the kernel and its arguments)."""
+    return function(*args)
 
 
-class _ChunkWorker:
-    """A Ray actor (one per worker process): warmed up once before the clock starts, then fed chunks."""
-
-    def warm_up(self, chunk: Chunk) -> float:
-        return warm_up(chunk)
-
-    def run(self, function: Callable[..., np.ndarray], args: tuple[Any, ...]) -> np.ndarray:
-        return function(*args)
-
-
-def _run_ray(
+def _run(
     chunks: list[Chunk],
+    backend: str,
     workers: int | None,
     address: str | None,
     progress: ProgressCallback | None,
     clock: _Stopwatch,
-    on_start: Callable[[], None] | None = None,
-) -> tuple[dict[int, np.ndarray], bool, int]:
-    """Start (or join) Ray and warm one actor per worker untimed, then time the chunks alone."""
-    started_here = start_or_join(address, workers or default_workers())
-    import ray
-
-    actors: list[Any] = []
+    on_start: Callable[[], None] | None,
+) -> tuple[list[np.ndarray], bool, int]:
+    """The chunks on local threads (the kernels release the GIL) or on Ray, one actor per worker
+    warmed up untimed; the clock times the chunks alone. Outputs come in chunk order; after a
+    Ctrl-C, those finished before the first missing one."""
+    pool = Workers(
+        _play,
+        "thread" if backend == "local" else "ray",
+        workers,
+        ray_address=address,
+        warm_up=partial(warm_up, chunks[0]),
+        most=len(chunks),
+    )
+    outputs: list[np.ndarray] = []
     try:
-        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        workers = min(workers or cpus, cpus)  # an actor beyond the CPUs would wait for ever
-        worker_class = ray.remote(num_cpus=1)(_ChunkWorker)
-        actors = [worker_class.remote() for _ in range(min(workers, len(chunks)))]
-        try:
-            ray.get([actor.warm_up.remote(chunks[0]) for actor in actors])
-        except KeyboardInterrupt:
-            return {}, True, workers
-        clock.start(on_start)
-        try:
-            outputs, interrupted = _run_actors(ray, actors, chunks, progress)
-        finally:
-            clock.stop()
-    finally:
-        for actor in actors:  # also ends chunks still running after Ctrl-C
-            ray.kill(actor)
-        if started_here:
-            ray.shutdown()
-    return outputs, interrupted, workers
-
-
-def _run_actors(
-    ray: Any, actors: list[Any], chunks: list[Chunk], progress: ProgressCallback | None
-) -> tuple[dict[int, np.ndarray], bool]:
-    """Keep two chunks queued on every actor (no idle gap between chunks) until all are done."""
-    outputs: dict[int, np.ndarray] = {}
-    pending: dict[Any, tuple[int, Any]] = {}
-    queue = iter(enumerate(chunks))
-
-    def submit(actor: Any) -> None:
-        item = next(queue, None)
-        if item is not None:
-            index, (function, args) = item
-            pending[actor.run.remote(function, args)] = (index, actor)
-
-    try:
-        for actor in actors * 2:
-            submit(actor)
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-            for ref in done:
-                index, actor = pending.pop(ref)
-                outputs[index] = ray.get(ref)
-                if progress:
-                    progress(_chunk_rounds(chunks[index][1]))
-                submit(actor)
+        with pool:
+            clock.start(on_start)
+            try:
+                for output in pool.map(chunks):
+                    outputs.append(output)
+                    if progress:
+                        progress(_chunk_rounds(chunks[len(outputs) - 1][1]))
+            finally:
+                clock.stop()
     except KeyboardInterrupt:
-        return outputs, True
-    return outputs, False
+        return outputs, True, pool.workers
+    return outputs, False, pool.workers
 
 
 __all__ = ["COMPILING_AFTER_SECONDS", "RunOutcome", "simulate", "warm_up"]

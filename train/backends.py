@@ -25,18 +25,16 @@ from __future__ import annotations
 
 import copy
 import math
-import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from multiprocessing import get_all_start_methods, get_context
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from blackjack_env.agents.count_table import chunk_words
-from blackjack_env.ray_cluster import start_or_join
+from blackjack_env.parallel import Workers
 
 BACKENDS = ("local", "ray")
 #: Chunks per policy refresh unless told (--sync-chunks): one default for every backend and worker
@@ -44,8 +42,6 @@ BACKENDS = ("local", "ray")
 DEFAULT_SYNC_CHUNKS = 16
 #: The frozen policy of an unfinished refresh period, saved with a checkpoint that falls inside one.
 SYNC_FILE = "sync.npz"
-#: Chunks kept queued per worker, so a worker never waits for the driver between two chunks.
-QUEUED_PER_WORKER = 2
 
 Policy = tuple[np.ndarray, ...]
 Chunk = tuple[np.ndarray, ...]
@@ -65,38 +61,15 @@ def check_backend(backend: str, workers: int) -> None:
 
 
 # ---------------------------------------------------------------------------- backends
-class SerialBackend:
-    """Chunks one after another in this process (``--backend local --workers 1``)."""
+class _Player:
+    """What a worker plays with: a learner (its rules, table and shapes), sent to each worker once;
+    a task is a chunk's index, the refresh's frozen policy is shared by the tasks of a period."""
 
-    workers = 1
-
-    def start(self, agent: Any) -> None:
+    def __init__(self, agent: Any) -> None:
         self.agent = agent
 
-    def play(self, policy: Policy, indices: Sequence[int], stop: Callable[[], bool]) -> Iterator[tuple[int, Chunk]]:
-        for index in indices:
-            if stop():
-                return
-            yield index, self.agent.play_chunk((chunk_words(self.agent.seed, index), *policy))
-
-    def close(self) -> None:
-        pass
-
-
-_WORKER_AGENT: Any = None
-
-
-def _init_process(agent: Any) -> None:
-    """A pool process: keep the learner (its rules, table and shapes) and leave Ctrl-C to the driver,
-    which lets the chunks under way finish and keeps them."""
-    global _WORKER_AGENT
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _WORKER_AGENT = agent
-
-
-def _play_in_process(policy: Policy, index: int) -> Chunk:
-    agent = _WORKER_AGENT
-    return agent.play_chunk((chunk_words(agent.seed, index), *policy))
+    def __call__(self, policy: Policy, index: int) -> Chunk:
+        return self.agent.play_chunk((chunk_words(self.agent.seed, index), *policy))
 
 
 def warm_up(agent: Any) -> float:
@@ -118,115 +91,74 @@ def _player(agent: Any) -> Any:
     return copy.copy(agent)
 
 
-class ProcessBackend:
+class _Backend:
+    """Chunks on the package's parallel map (:class:`blackjack_env.parallel.Workers`), started on
+    the first chunk and kept for the run: the learner travels to each worker once, the frozen
+    policy once per refresh (Ray: one ``ray.put``), each task adding only its chunk index."""
+
+    def __init__(self, backend: str, workers: int, address: str | None = None) -> None:
+        self.backend = backend
+        self.workers = workers
+        self.address = address
+        self.pool: Workers[Chunk] | None = None
+        self.warm_up_seconds: list[float] = []
+
+    def start(self, agent: Any) -> None:
+        if self.backend == "process" and self.workers == 1:  # this process plays: the learner itself
+            self.pool = Workers(_Player(agent), "process", 1)
+            return
+        driver = warm_up(agent)
+        player = _Player(_player(agent))
+        on_ray = self.backend == "ray"
+        self.pool = Workers(
+            player,
+            self.backend,
+            self.workers,
+            ray_address=self.address,
+            warm_up=partial(warm_up, player.agent) if on_ray else None,
+            cap_to_cpus=False,
+        )
+        self.pool.start()
+        if on_ray:
+            self.driver_warm_up_seconds, self.warm_up_seconds = driver, list(self.pool.warm_ups)
+        else:
+            self.warm_up_seconds = [driver]
+
+    def play(self, policy: Policy, indices: Sequence[int], stop: Callable[[], bool]) -> Iterator[tuple[int, Chunk]]:
+        """The chunks ``indices`` played with ``policy``, in order, until ``stop()`` (the chunks
+        under way then finish and come too)."""
+        assert self.pool is not None
+        chunks = self.pool.map(((index,) for index in indices), (policy,), stop)
+        return zip(indices, chunks, strict=False)  # a stop ends the chunks before the indices
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+
+class SerialBackend(_Backend):
+    """Chunks one after another in this process (``--backend local --workers 1``)."""
+
+    def __init__(self) -> None:
+        super().__init__("process", 1)
+
+
+class ProcessBackend(_Backend):
     """Chunks on ``workers`` local processes (``--backend local --workers K``, K > 1): each process
     gets the learner once; the frozen policy travels with each task (pickled, a few hundred kB)."""
 
     def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self.pool: ProcessPoolExecutor | None = None
-
-    def start(self, agent: Any) -> None:
-        self.warm_up_seconds = [warm_up(agent)]
-        # fork where there is one (as the solver's index pool): spawn would re-run a caller's
-        # unguarded script in every worker
-        context = get_context("fork" if "fork" in get_all_start_methods() else "spawn")
-        self.pool = ProcessPoolExecutor(
-            self.workers, mp_context=context, initializer=_init_process, initargs=(_player(agent),)
-        )
-
-    def play(self, policy: Policy, indices: Sequence[int], stop: Callable[[], bool]) -> Iterator[tuple[int, Chunk]]:
-        assert self.pool is not None
-        pool = self.pool
-        queue = iter(indices)
-        pending: dict[Future[Chunk], int] = {}
-        while True:
-            while not stop() and len(pending) < QUEUED_PER_WORKER * self.workers:
-                index = next(queue, None)
-                if index is None:
-                    break
-                pending[pool.submit(_play_in_process, policy, index)] = index
-            if not pending:
-                return
-            done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield pending.pop(future), future.result()
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-            self.pool = None
+        super().__init__("process", workers)
 
 
-class _RayPlayer:
-    """A Ray actor: one copy of the learner per worker process, fed a policy reference and an index."""
-
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
-
-    def warm_up(self) -> float:
-        return warm_up(self.agent)
-
-    def play(self, policy: Policy, index: int) -> Chunk:
-        # the object store hands out read-only arrays, which numba would compile a second kernel for
-        writable = tuple(np.array(a) for a in policy)
-        return self.agent.play_chunk((chunk_words(self.agent.seed, index), *writable))
-
-
-class RayBackend:
+class RayBackend(_Backend):
     """Chunks as tasks of one Ray actor per worker (``--backend ray --workers K``): a local Ray,
     or the cluster at ``address``. The learner is put once per run, the policy once per refresh."""
 
     def __init__(self, workers: int, address: str | None) -> None:
         check_backend("ray", workers)
-        self.workers = workers
-        self.address = address
-        self.actors: list[Any] = []
-        self.started_here = False
-        self.warm_up_seconds: list[float] = []
-
-    def start(self, agent: Any) -> None:
-        import ray
-
-        self.ray = ray
-        self.driver_warm_up_seconds = warm_up(agent)
-        self.started_here = start_or_join(self.address, self.workers)
-        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        if self.workers > cpus:
-            raise ValueError(f"--workers {self.workers}: the Ray cluster has {cpus} CPUs")
-        player = ray.remote(num_cpus=1)(_RayPlayer)
-        agent_ref = ray.put(_player(agent))
-        self.actors = [player.remote(agent_ref) for _ in range(self.workers)]
-        self.warm_up_seconds = ray.get([actor.warm_up.remote() for actor in self.actors])
-
-    def play(self, policy: Policy, indices: Sequence[int], stop: Callable[[], bool]) -> Iterator[tuple[int, Chunk]]:
-        ray = self.ray
-        policy_ref = ray.put(policy)
-        queue = iter(indices)
-        pending: dict[Any, tuple[int, Any]] = {}
-
-        def submit(actor: Any) -> None:
-            index = None if stop() else next(queue, None)
-            if index is not None:
-                pending[actor.play.remote(policy_ref, index)] = (index, actor)
-
-        for actor in self.actors * QUEUED_PER_WORKER:
-            submit(actor)
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-            for ref in done:
-                index, actor = pending.pop(ref)
-                chunk = ray.get(ref)
-                submit(actor)
-                yield index, chunk
-
-    def close(self) -> None:
-        if not self.actors and not self.started_here:
-            return
-        self.actors = []  # the last handles: Ray ends the actors (ray.kill would print a SIGTERM dump)
-        if self.started_here:
-            self.ray.shutdown()
-            self.started_here = False
+        super().__init__("ray", workers, address)
 
 
 def make_backend(backend: str, workers: int, address: str | None = None) -> Any:
@@ -296,15 +228,13 @@ class ChunkRunner:
             if not self.started:
                 self.started = True  # (close() then also undoes a start that failed half-way)
                 self.backend.start(agent)
-            waiting: dict[int, Chunk] = {}
-            for index, chunk in self.backend.play(self.policy, indices, stop):
-                waiting[index] = chunk
-                while agent.chunks in waiting:
-                    clock = time.perf_counter()
-                    rounds, self.behaviour_ev = agent.merge(waiting.pop(agent.chunks))
-                    self.merge_seconds += time.perf_counter() - clock
-                    self.merges += 1
-                    progress(rounds)
+            for index, chunk in self.backend.play(self.policy, indices, stop):  # in chunk order
+                assert index == agent.chunks
+                clock = time.perf_counter()
+                rounds, self.behaviour_ev = agent.merge(chunk)
+                self.merge_seconds += time.perf_counter() - clock
+                self.merges += 1
+                progress(rounds)
 
     def close(self) -> None:
         if self.started:

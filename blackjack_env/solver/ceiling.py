@@ -54,10 +54,8 @@ import itertools
 import json
 import math
 import os
-import signal
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +65,7 @@ import numpy as np
 from .. import engine as E
 from .._jit import njit
 from ..counting import CountingStrategy
+from ..parallel import Workers
 from ..rules import Rules
 from ..simulate import Z95, interval
 from ..strategy import StrategyTable
@@ -418,11 +417,6 @@ def _shoe_task(
     return values
 
 
-def _ignore_sigint() -> None:
-    """Worker processes leave Ctrl-C to the parent, which keeps the finished shoes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 # ============================================================================= result
 def check_bets(bets: Sequence[float], seats: int) -> tuple[float, ...]:
     """Bets in table-minimum units, strictly increasing, >= 0, the largest > 0; a 0 (sitting a
@@ -730,9 +724,10 @@ def ceiling(
     analysed exactly, drawn in up to ``strata`` strata (1: plain sampling). Shoes depend on (rules,
     seats, seat, samples, seed, strata) alone and their values are put in analysis order, so the
     result is the same for any ``workers`` and either backend. A KeyboardInterrupt stops the run;
-    the shoes finished so far make up the result. With ``cache`` the shoes' values are kept on disk
-    (``cache_path``): the same call again (``blackjack-evaluate --ceiling``, a sweep) reads them,
-    and an interrupted run's next call analyses only the shoes still missing."""
+    the shoes finished so far, up to the first one missing, make up the result. With ``cache`` the
+    shoes' values are kept on disk (``cache_path``): the same call again (``blackjack-evaluate
+    --ceiling``, a sweep) reads them, and an interrupted run's next call analyses only the shoes
+    still missing."""
     from .solution import solve
 
     check_rules(rules, samples, seats, seat)
@@ -773,14 +768,8 @@ def ceiling(
     saver = _Saver(path, outputs, len(design.chosen))
     interrupted = False
     try:
-        if backend == "ray" and tasks:
-            workers = _run_ray(tasks, workers, ray_address, outputs, _chain(saver, progress))
-        elif workers == 1 or len(tasks) == 1:
-            for i, task in tasks:
-                outputs[i] = _shoe_task(*task)
-                _chain(saver, progress)(1)
-        elif tasks:
-            _run_processes(tasks, workers, outputs, _chain(saver, progress))
+        if tasks:
+            workers = _run(tasks, backend, workers, ray_address, outputs, _chain(saver, progress))
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -886,73 +875,25 @@ def _chain(saver: _Saver, progress: Callable[[int], None] | None) -> Callable[[i
     return call
 
 
-def _run_processes(
-    tasks: list[tuple[int, tuple[Any, ...]]], workers: int, outputs: dict[int, np.ndarray], progress: Any
-) -> None:
-    """Shoes on worker processes, a few queued per worker; on Ctrl-C the queue is dropped and
-    the shoes being analysed are finished and kept."""
-    with ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint) as pool:
-        pending: dict[Future, int] = {}
-        queue = iter(tasks)  # (analysis index, task arguments)
-        try:
-            while True:
-                while len(pending) < 2 * workers:
-                    item = next(queue, None)
-                    if item is None:
-                        break
-                    pending[pool.submit(_shoe_task, *item[1])] = item[0]
-                if not pending:
-                    break
-                done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done:
-                    outputs[pending.pop(future)] = future.result()
-                    if progress:
-                        progress(1)
-        except KeyboardInterrupt:
-            for future in pending:
-                future.cancel()
-            for future, index in pending.items():
-                if not future.cancelled():
-                    outputs[index] = future.result()
-            raise
-
-
-def _run_ray(
+def _run(
     tasks: list[tuple[int, tuple[Any, ...]]],
+    backend: str,
     workers: int,
     address: str | None,
     outputs: dict[int, np.ndarray],
-    progress: Any,
+    progress: Callable[[int], None],
 ) -> int:
-    """Shoes as Ray tasks (a local Ray, or the cluster at ``address``), at most ``workers`` at once."""
-    from ..ray_cluster import start_or_join
-
-    started_here = start_or_join(address, workers)
-    import ray
-
-    try:
-        task = ray.remote(num_cpus=1)(_shoe_task)
-        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        workers = min(workers, cpus)
-        pending: dict[Any, int] = {}
-        queue = iter(tasks)  # (analysis index, task arguments)
-        while True:
-            while len(pending) < 2 * workers:
-                item = next(queue, None)
-                if item is None:
-                    break
-                pending[task.remote(*item[1])] = item[0]
-            if not pending:
-                break
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
-            for ref in done:
-                outputs[pending.pop(ref)] = ray.get(ref)
-                if progress:
-                    progress(1)
-    finally:
-        if started_here:
-            ray.shutdown()
-    return workers
+    """Shoes on local processes or Ray workers (a local Ray, or the cluster at ``address``), a few
+    queued per worker, each kept in ``outputs`` as it arrives (in task order); on Ctrl-C the queue
+    is dropped, the shoes finished before the first missing one are kept. Returns the workers used."""
+    pool = Workers(
+        _shoe_task, "process" if backend == "local" else "ray", workers, ray_address=address, most=len(tasks)
+    )
+    with pool:
+        for (i, _), values in zip(tasks, pool.map(task for _, task in tasks), strict=True):
+            outputs[i] = values
+            progress(1)
+    return pool.workers
 
 
 def format_text(summary: dict[str, Any]) -> str:

@@ -61,12 +61,8 @@ import hashlib
 import io
 import json
 import math
-import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_all_start_methods, get_context
-from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +72,7 @@ from .. import engine as E
 from .._source import code_key, touch
 from ..counting import SYSTEMS, CountingSystem, parse_system
 from ..counting import system as builtin_system
+from ..parallel import parallel_map
 from ..rules import Rules
 from ..strategy import CHART_UPS, N_ROWS, PAIR_BASE, row_label, up_label
 from . import _kernels as K
@@ -409,22 +406,12 @@ def _grid(
         except Exception:
             pass
     shoes = [tilted_shoe(rules, system, float(t), counts.grid_depth(float(t))) for t in GRID]
-    n = max(1, min(workers or os.cpu_count() or 1, len(shoes)))
-    if n == 1:
-        points = [_analyse_point(rules, s) for s in shoes]
-    else:
-        with ProcessPoolExecutor(n, mp_context=_pool_context()) as pool:
-            points = list(pool.map(_analyse_point, [rules] * len(shoes), shoes))
+    points = list(parallel_map(_analyse_point, [(rules, s) for s in shoes], workers=workers))
     grid = {name: np.stack([p[name] for p in points]) for name in _ARRAYS}
     if cache:
         with contextlib.suppress(OSError):
             _save(path, grid)
     return grid
-
-
-def _pool_context() -> BaseContext:
-    """fork where there is one: spawn would re-run a caller's unguarded script in every worker."""
-    return get_context("fork" if "fork" in get_all_start_methods() else "spawn")
 
 
 def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
