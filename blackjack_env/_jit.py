@@ -8,7 +8,8 @@ here, so the first of them to be imported installs it, and ``import blackjack_en
 A kernel called from another kernel is compiled once per argument *type*. numba's own dispatcher types
 a constant argument as its value (``seat_slot(0, 5)`` as ``Literal[int](0), Literal[int](5)``) and
 compiles a copy of the callee, and of everything it calls, for each constant; the env's first step
-compiled seat_slot 12 times. LLVM still folds the constants once it inlines the callee.
+compiled seat_slot 12 times. LLVM still folds the constants once it inlines the callee. A narrower
+integer argument is passed as int64 for the same reason (one copy, not one per integer width).
 """
 
 from __future__ import annotations
@@ -29,12 +30,21 @@ from numba.core import types  # noqa: E402
 from numba.core.registry import CPUDispatcher  # noqa: E402
 
 
+def _call_type(arg: Any) -> Any:
+    """The type a kernel-to-kernel call compiles for: a constant as its type, and a narrower integer
+    (an ``int16`` read from the hands array) as int64, which holds its every value."""
+    arg = types.unliteral(arg)
+    if isinstance(arg, types.Integer) and arg.bitwidth < 64 and (arg.signed or arg.bitwidth < 32):
+        return types.int64
+    return arg
+
+
 class _TypeDispatcher(CPUDispatcher):
     """numba's CPU dispatcher, compiling a kernel-to-kernel call for its arguments' types, not their values."""
 
     def get_call_template(self, args: Any, kws: Any) -> Any:
         return super().get_call_template(
-            tuple(types.unliteral(arg) for arg in args), {key: types.unliteral(arg) for key, arg in kws.items()}
+            tuple(_call_type(arg) for arg in args), {key: _call_type(arg) for key, arg in kws.items()}
         )
 
 
