@@ -6,8 +6,9 @@ order, so a result never depends on the backend, the worker count or which task 
 This module is that map, written once:
 
 * results come out in submission order, whatever order they finish in;
-* at most ``queued`` tasks per worker are in flight (enough that a worker never waits for the
-  driver between two tasks, few enough that a stop or a Ctrl-C wastes little);
+* at most ``queued`` tasks per worker are in flight, submitted and not finished (enough that a
+  worker never waits for the driver between two tasks, few enough that a stop or a Ctrl-C wastes
+  little); a result that finished before an earlier one waits on the driver;
 * ``stop()`` (checked before each submission) ends the map cleanly: nothing more is submitted, the
   tasks under way finish and are delivered;
 * Ctrl-C keeps what finished: tasks not started are cancelled, those running on local workers
@@ -313,7 +314,7 @@ class Workers(Generic[R]):
                 yield finished.pop(delivered)
                 delivered += 1
             raise
-        self._busy = bool(pending)
+        self._busy = False
 
 
 def parallel_map(
