@@ -5,8 +5,9 @@
 
 from typing import Any
 
-from .base import Agent, load_agent
+from .base import Agent
 from .basic_strategy import BasicStrategyAgent
+from .loading import load_agent
 from .random_agent import RandomAgent
 from .tabular import TabularAgent
 
@@ -14,6 +15,7 @@ __all__ = ["Agent", "BasicStrategyAgent", "PPOAgent", "RandomAgent", "TabularAge
 
 
 def __getattr__(name: str) -> Any:
+    """``PPOAgent``, imported on first use. Optional dependency: it is the ``train`` extra's."""
     if name == "PPOAgent":
         from .ppo import PPOAgent
 

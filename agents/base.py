@@ -1,4 +1,4 @@
-"""The policy protocol every agent follows, and how a saved agent is found again.
+"""The policy protocol every agent follows, and the files a saved agent is made of.
 
 An agent maps an env observation and its legal-action mask to a legal action, one at a time or
 in batches. Agents that are (or can be projected onto) a total-dependent table export a
@@ -7,7 +7,8 @@ Python in the loop: that is how training evaluates them and how ``blackjack-eval
 
 A saved agent is a directory: ``agent.json`` names its kind and rules, ``strategy.json`` holds the
 table it exported when saved (so tools that know only tables can still run it), and the kind's
-own files (``q.npz``, ``ppo.zip``) hold its learning state.
+own files (``q.npz``, ``ppo.zip``) hold its learning state. :func:`~blackjack_env.agents.load_agent`
+(``agents/loading.py``, above every agent class) loads one by its kind.
 """
 
 from __future__ import annotations
@@ -83,26 +84,6 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     return json.loads(file.read_text())
 
 
-def load_agent(path: str | Path) -> Agent:
-    """Load any saved agent by the kind its agent.json names.
-
-    The agent plays from its own files (``q.npz``, ``ppo.zip``, the rules), not from
-    ``strategy.json``; so that nobody evaluates one thing believing it is another, a
-    ``strategy.json`` that cannot be read or differs from the agent's own table is warned about
-    (:class:`AgentFileWarning`).
-
-    A count-table learner's run (``blackjack-train --env shoe``) loads as its
-    :class:`~blackjack_env.agents.count_table.CountTableAgent`: it plays by the count, so it has no
-    single strategy table; ``agent.to_strategy()`` is the counting strategy ``blackjack-evaluate
-    --policy RUN_DIR`` plays (its ``counting-strategy.json``). A composition learner's run (``--algo
-    linear``) loads as its :class:`~blackjack_env.agents.linear.LinearAgent`, whose ``model()`` is what
-    ``blackjack-evaluate --policy RUN_DIR`` plays (its ``linear-model.json``)."""
-    agent = _load_by_kind(path)
-    if (Path(path) / TABLE_FILE).exists():  # kinds that play by the count write none
-        check_table_file(path, agent.to_table())
-    return agent
-
-
 def check_table_file(path: str | Path, table: StrategyTable | None) -> None:
     """Warn when the directory's strategy.json is unreadable or is not ``table``."""
     file = Path(path) / TABLE_FILE
@@ -123,45 +104,4 @@ def check_table_file(path: str | Path, table: StrategyTable | None) -> None:
         f"Save the agent again to rewrite it, or evaluate the file itself by its path.",
         AgentFileWarning,
         stacklevel=3,
-    )
-
-
-def _load_by_kind(path: str | Path) -> Agent:
-    manifest = read_manifest(path)
-    kind = manifest.get("kind")
-    if kind == "tabular":
-        from .tabular import TabularAgent
-
-        return TabularAgent.load(path)
-    if kind == "ppo":
-        from .ppo import PPOAgent
-
-        return PPOAgent.load(path)
-    if kind == "random":
-        from .random_agent import RandomAgent
-
-        return RandomAgent.load(path)
-    if kind == "basic":
-        from .basic_strategy import BasicStrategyAgent
-
-        return BasicStrategyAgent.load(path)
-    if kind == "count-table":
-        from .count_table import CountTableAgent
-
-        return CountTableAgent.load(path)  # type: ignore[return-value]  # plays by the count: no act()
-    if kind == "composition-linear":
-        from .linear import LinearAgent
-
-        return LinearAgent.load(path)  # type: ignore[return-value]  # plays by the unseen cards: no act()
-    if kind == "ppo-shoe":
-        from .shoe_ppo import ShoePPOAgent
-
-        return ShoePPOAgent.load(path)
-    if kind == "batch-ppo":
-        from .batch_ppo import BatchPPOAgent
-
-        return BatchPPOAgent.load(path)
-    raise ValueError(
-        f"{path}: unknown agent kind {kind!r}; known: tabular, ppo, random, basic, count-table, "
-        "composition-linear, ppo-shoe, batch-ppo"
     )

@@ -66,8 +66,9 @@ import numpy as np
 from blackjack_env import count_policy as CP
 from blackjack_env import engine as E
 from blackjack_env._jit import njit
-from blackjack_env.counting import VALUE_WEIGHTS, CountingStrategy, CountingSystem, IndexEntry
+from blackjack_env.counting import VALUE_WEIGHTS, CountingStrategy, CountingSystem, IndexEntry, parse_system
 from blackjack_env.rules import Rules
+from blackjack_env.solver import solve
 from blackjack_env.strategy import (
     N_PLAY,
     N_ROWS,
@@ -709,8 +710,6 @@ class CountTableAgent:
         """The rules' basic strategy: the other seats' play, and the counting format's answer to
         a question without an entry (never the learner's own starting point)."""
         if self._basic is None:
-            from blackjack_env.solver import solve
-
             self._basic = solve(self.rules).table
         return self._basic
 
@@ -885,8 +884,6 @@ class CountTableAgent:
 
     @classmethod
     def load(cls, path: str | Path) -> CountTableAgent:
-        from blackjack_env.counting import parse_system
-
         manifest = json.loads((Path(path) / "agent.json").read_text())
         if manifest.get("estimator") != ESTIMATOR:
             raise ValueError(

@@ -46,9 +46,11 @@ from blackjack_env import engine as E
 from blackjack_env._jit import njit
 from blackjack_env.linear_policy import KIND, N_FEATURES, LinearModel, features
 from blackjack_env.rules import Rules
+from blackjack_env.solver import solve
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_cell
 from blackjack_env.table import EVERY_SEAT, POLICY_TABLE, play_until
 
+from .count_table import check_table
 from .tabular import MAX_DECISIONS
 from .tabular import _epsilon_greedy as _tabular_epsilon_greedy
 from .tabular import _greedy as _tabular_greedy
@@ -267,8 +269,6 @@ class LinearAgent:
         kelly: float = 0.0,
         bankroll: float = 0.0,
     ) -> None:
-        from blackjack_env.agents.count_table import check_table
-
         self.rules = Rules.coerce(rules)
         self.bets = tuple(float(b) for b in bets)
         check_table(self.rules, self.bets, seats, seat, epsilon, chunk_rounds)
@@ -365,8 +365,6 @@ class LinearAgent:
     def basic_table(self) -> StrategyTable:
         """The rules' basic strategy: the other seats' play (never the learner's starting point)."""
         if self._basic is None:
-            from blackjack_env.solver import solve
-
             self._basic = solve(self.rules).table
         return self._basic
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from blackjack_env import ENV_ID
 from blackjack_env import engine as E
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import HARD_MAX, N_PLAY, N_ROWS, N_UP, PAIR_BASE, SOFT_BASE, SOFT_MIN, StrategyTable
@@ -34,10 +35,9 @@ def make_vec_env(rules: Rules, n_envs: int, seed: int, reward: str = "sampled"):
     """The compiled SB3 VecEnv of ``n_envs`` tables (``blackjack_env.sb3``; table i seeded seed + i),
     whose masks MaskablePPO reads: one compiled call steps every table, and the run is the one
     SB3's DummyVecEnv of single envs would give on the same seed (tests/test_sb3_vec.py)."""
-    import blackjack_env
-    from blackjack_env.sb3 import make_sb3_vec_env
+    from blackjack_env.sb3 import make_sb3_vec_env  # optional dependency: stable-baselines3 (the train extra)
 
-    return make_sb3_vec_env(blackjack_env.ENV_ID, n_envs=n_envs, seed=seed, rules=rules, reward=reward)
+    return make_sb3_vec_env(ENV_ID, n_envs=n_envs, seed=seed, rules=rules, reward=reward)
 
 
 class LinearDecay:

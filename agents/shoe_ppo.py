@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from blackjack_env import SHOE_ENV_ID
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import StrategyTable
 
@@ -65,12 +66,9 @@ class RoundEpisodes(gym.Wrapper):
 def make_shoe_vec_env(rules: Rules, n_envs: int, seed: int, shoe: Mapping[str, Any], reward: str = "sampled") -> Any:
     """The compiled SB3 VecEnv of ``n_envs`` shoe tables seen round by round (``blackjack_env.sb3``
     with ``episode="round"``, as :class:`RoundEpisodes` over single envs; table i seeded seed + i)."""
-    import blackjack_env
-    from blackjack_env.sb3 import make_sb3_vec_env
+    from blackjack_env.sb3 import make_sb3_vec_env  # optional dependency: stable-baselines3 (the train extra)
 
-    return make_sb3_vec_env(
-        blackjack_env.SHOE_ENV_ID, n_envs=n_envs, seed=seed, episode="round", rules=rules, reward=reward, **shoe
-    )
+    return make_sb3_vec_env(SHOE_ENV_ID, n_envs=n_envs, seed=seed, episode="round", rules=rules, reward=reward, **shoe)
 
 
 class ShoePPOAgent(PPOAgent):

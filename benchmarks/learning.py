@@ -23,12 +23,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from blackjack_env.agents.base import load_agent
+from blackjack_env.agents import load_agent
+from blackjack_env.evaluate.columns import with_ci
 from blackjack_env.rules import Rules
 from blackjack_env.solver import solve
 from blackjack_env.train.cli import main as train_main
 from blackjack_env.train.evaluation import evaluate_table
-from blackjack_env.train_columns import with_ci
 
 TARGETS_PP = (0.05, 0.15)
 

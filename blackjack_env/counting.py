@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from .engine import per_unseen_deck
+from .engine import S_COUNTS, S_DEALER, S_HOLE_HIDDEN, per_unseen_deck
+from .strategy import row_of_label, up_of_label
 
 #: Card values in the order of the tag tuples: ace first (value 1), then 2..10.
 VALUES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10")
@@ -145,6 +146,18 @@ def system(name: str) -> CountingSystem:
         raise ValueError(f"unknown counting system {name!r}; built in: {', '.join(SYSTEMS)}") from None
 
 
+def hilo_count(st: np.ndarray, decks: int) -> tuple[int, int]:
+    """(Hi-Lo running count of every card seen since the shuffle, cards unseen) of a table's state:
+    the shoe's cards and a hidden hole card are unseen (the shoe env, the pictures, the terminal
+    game)."""
+    counts = st[S_COUNTS : S_COUNTS + 14].copy()
+    if st[S_HOLE_HIDDEN]:
+        counts[st[S_DEALER + 1]] += 1
+    unseen_by_value = np.append(counts[1:10], counts[10:14].sum())  # A, 2..9, then every ten-value rank
+    seen = np.append(np.full(9, 4 * decks), 16 * decks) - unseen_by_value
+    return int(SYSTEMS["hilo"].running_count(seen, decks)), int(unseen_by_value.sum())
+
+
 # ============================================================================= counting strategies
 ACTIONS = ("S", "H", "D", "P", "R")
 WHEN = ("at_or_above", "below")
@@ -196,8 +209,6 @@ class IndexEntry:
     @classmethod
     def from_dict(cls, data: Any, where: str) -> IndexEntry:
         """Parse and check one entry; ``where`` names it in errors ("indices[3]")."""
-        from .strategy import row_of_label, up_of_label
-
         if not isinstance(data, Mapping):
             raise ValueError(f"{where} must be an object with hand, up, index, action, got {data!r}")
         unknown = sorted(set(data) - _ENTRY_KEYS - _ENTRY_EXTRA_KEYS)

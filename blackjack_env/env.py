@@ -13,11 +13,14 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 
 from . import engine as E
+from . import render as R
 from . import table as T
 from ._jit import compiles_on_call, compiling_notice
-from .cards import card_codes, card_name, card_names
+from .cards import card_codes, card_name
 from .rules import MAX_HANDS, Rules
+from .solver import solve
 from .strategy import StrategyTable
+from .summary import dealer_summary, seat_summary
 
 COUNT_MODES = {"none": E.COUNT_NONE, "composition": E.COUNT_COMPOSITION, "hilo": E.COUNT_HILO}
 REWARD_MODES = {"sampled": E.REWARD_SAMPLED, "expected": E.REWARD_EXPECTED}
@@ -62,8 +65,6 @@ def others_policy(rules: Rules, others: Any) -> tuple[int, StrategyTable | None]
     if isinstance(others, StrategyTable):
         return T.POLICY_TABLE, others
     if others == "basic":
-        from .solver import solve
-
         return T.POLICY_TABLE, solve(rules).table
     if others == "random":
         return T.POLICY_RANDOM, None
@@ -161,20 +162,6 @@ OBS_MEANINGS = {
     },
     "hilo_true_count": "Hi-Lo true count of the cards seen, rounded and clipped to [-10, 10], plus 10",
 }
-_STATUS_NAMES = {
-    E.HS_WAIT: "waiting",
-    E.HS_PLAY: "playing",
-    E.HS_STOOD: "stood",
-    E.HS_BUST: "bust",
-    E.HS_SURRENDERED: "surrendered",
-}
-_INSURANCE_NAMES = {
-    E.INS_NONE: "not offered",
-    E.INS_PENDING: "offered",
-    E.INS_TAKEN: "taken",
-    E.INS_DECLINED: "declined",
-    E.INS_EVEN_MONEY: "even money",
-}
 
 
 def _action_id(action: Any) -> int:
@@ -235,47 +222,6 @@ class LegalActions(spaces.Discrete):
         if len(legal) == 0:
             return np.int64(E.STAND)
         return np.int64(legal[self.np_random.integers(len(legal))])
-
-
-def _best_total(hard: int, aces: int) -> int:
-    """``engine.best_total`` in plain Python, for summaries (a compiled call costs more from Python)."""
-    return hard + 10 if aces and hard + 10 <= 21 else hard
-
-
-def seat_summary(st: np.ndarray, hands: np.ndarray, res: np.ndarray, s: int) -> dict[str, Any]:
-    """Seat s's hands, insurance and result (per unit of its bet), from its block (read as Python
-    lists once: this runs at the end of every episode); the single envs' and the PettingZoo
-    table's round summaries."""
-    base = E.S_SEAT_BASE + s * E.SEAT_FIELDS
-    block = st[base : base + E.SEAT_FIELDS].tolist()
-    n_hands = block[E.SEAT_NUM_HANDS]
-    rows = hands[s * MAX_HANDS : s * MAX_HANDS + n_hands].tolist()
-    results = res[s * E.RES_SIZE : (s + 1) * E.RES_SIZE].tolist()
-    return {
-        "seat": s,
-        "playing": bool(block[E.SEAT_ACTIVE]),
-        "hands": [
-            {
-                "cards": card_names(row[E.H_CARDS : E.H_CARDS + row[E.H_N]]),
-                "total": _best_total(row[E.H_HARD], row[E.H_ACES]),
-                "bet": float(row[E.H_BET]),
-                "doubled": bool(row[E.H_DOUBLED]),
-                "split": bool(row[E.H_SPLIT]),
-                "status": _STATUS_NAMES[row[E.H_STATUS]],
-                "result": results[i],
-            }
-            for i, row in enumerate(rows)
-        ],
-        "insurance": results[E.RES_INSURANCE],
-        "insurance_state": _INSURANCE_NAMES[block[E.SEAT_INS]],
-        "result": results[E.RES_TOTAL],
-    }
-
-
-def dealer_summary(st: np.ndarray) -> dict[str, Any]:
-    """The dealer's cards and total, hole card included (the summaries are the house's view)."""
-    codes = st[E.S_DEALER : E.S_DEALER + st[E.S_DEALER_N]].tolist()
-    return {"cards": card_names(codes), "total": _best_total(int(st[E.S_DEALER_HARD]), int(st[E.S_DEALER_ACES]))}
 
 
 def stacked_codes(rules: Rules, cards: Any, most: int, unit: str) -> list[int]:
@@ -562,12 +508,10 @@ class BlackjackEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
-        from .render import display_available, draw_table, env_view, show
-
         if self.render_mode == "rgb_array":
-            return draw_table(env_view(self))
-        if self.render_mode == "human" and display_available():
-            show(draw_table(env_view(self)), self.__dict__.setdefault("_window", {}))
+            return R.draw_table(R.env_view(self))
+        if self.render_mode == "human" and R.display_available():
+            R.show(R.draw_table(R.env_view(self)), self.__dict__.setdefault("_window", {}))
             return None
         text = self._table_text()
         if self.render_mode == "ansi":
@@ -691,13 +635,11 @@ class BlackjackEnv(gym.Env):
         """The ``ansi`` text: the rules, the table's lines (``render.table_lines``: every seat's bet,
         hands and results in table-minimum units), the agent's round result (its reward) and the
         legal actions."""
-        from .render import amount, env_view, table_lines
-
-        view = env_view(self)
-        lines = [f"Rules: {self.rules.describe()}", *table_lines(view)]
+        view = R.env_view(self)
+        lines = [f"Rules: {self.rules.describe()}", *R.table_lines(view)]
         if view.over:
             mine = next(seat for seat in view.seats if seat["you"])
-            lines.append(f"Round result: {amount(mine['result'], sign=True)}")
+            lines.append(f"Round result: {R.amount(mine['result'], sign=True)}")
         if self._mask.any():
             names = self._action_names()
             lines.append(f"Legal: {', '.join(names[a] for a in np.flatnonzero(self._mask))}")

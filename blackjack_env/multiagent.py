@@ -18,6 +18,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 
 from . import engine as E
+from . import render as R
 from . import table as T
 from .cards import card_name
 from .env import (
@@ -27,15 +28,14 @@ from .env import (
     Action,
     check_options,
     count_names,
-    dealer_summary,
     load_stack,
     observation_nvec,
-    seat_summary,
     seed_table,
     stacked_codes,
 )
 from .rules import MAX_HANDS, Rules
 from .shoe_env import DEFAULT_BETS, SHOE_OBS_NAMES, check_bets, shoe_nvec, shoe_rules
+from .summary import dealer_summary, seat_summary
 
 try:
     from pettingzoo import AECEnv
@@ -371,15 +371,13 @@ class BlackjackTableEnv(AECEnv):
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'")
             return None
-        from .render import display_available, draw_table, show, table_text, table_view
-
-        view = table_view(self)
+        view = R.table_view(self)
         if self.render_mode == "rgb_array":
-            return draw_table(view)
-        if self.render_mode == "human" and display_available():
-            show(draw_table(view), self.__dict__.setdefault("_window", {}))
+            return R.draw_table(view)
+        if self.render_mode == "human" and R.display_available():
+            R.show(R.draw_table(view), self.__dict__.setdefault("_window", {}))
             return None
-        text = table_text(view)
+        text = R.table_text(view)
         if self.render_mode == "ansi":
             return text
         print(text)

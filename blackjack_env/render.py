@@ -19,6 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from . import engine as E
+from .cards import card_codes
+from .counting import hilo_count
+from .summary import dealer_summary
+
 FRAME_HEIGHT = 480
 SEAT_WIDTH = 200  # pixels a seat's column takes; a frame is at least MIN_WIDTH wide
 MIN_WIDTH = 480
@@ -66,8 +71,6 @@ class TableView:
 
 def is_soft(cards: list[str], total: int) -> bool:
     """Whether a hand of these cards with this best total counts an ace as 11."""
-    from .cards import card_codes
-
     return total > sum(min(code, 10) for code in card_codes(cards))
 
 
@@ -107,8 +110,6 @@ def seat_view(
 def env_view(env: Any) -> TableView:
     """The view of a single env (``BlackjackEnv`` or ``BlackjackShoeEnv``): every seat, the
     agent's marked "you", its acting hand marked while it decides."""
-    from . import engine as E
-
     summary = env.round_summary()
     seats = summary.get("seats") or [{k: v for k, v in summary.items() if k != "dealer"}]
     phase = env._st[E.S_PHASE]
@@ -130,8 +131,6 @@ def env_view(env: Any) -> TableView:
 
 def table_view(table: Any) -> TableView:
     """The view of the PettingZoo table (``multiagent.BlackjackTableEnv``)."""
-    from . import engine as E
-
     seats = [seat_view(seat, seat["bet"], seat["name"], seat["acting_hand"]) for seat in table.view_seats()]
     over = table._st[E.S_PHASE] == E.P_OVER
     footer = [table.rules.describe()]
@@ -149,9 +148,6 @@ def table_view(table: Any) -> TableView:
 
 def count_line(st: np.ndarray, decks: int, shoe_size: int) -> str:
     """The count and the shoe's depth in words: ``Hi-Lo running +3, true +1.2; 40 of 312 cards dealt``."""
-    from . import engine as E
-    from .shoe_env import hilo_count
-
     running, unseen = hilo_count(st, decks)
     return (
         f"Hi-Lo running {running:+d}, true {E.per_unseen_deck(running, unseen):+.1f}; "
@@ -160,9 +156,6 @@ def count_line(st: np.ndarray, decks: int, shoe_size: int) -> str:
 
 
 def _view(st: np.ndarray, seats: list[dict[str, Any]], footer: list[str]) -> TableView:
-    from . import engine as E
-    from .env import dealer_summary
-
     dealer = dealer_summary(st)
     hidden = bool(st[E.S_HOLE_HIDDEN])
     over = st[E.S_PHASE] == E.P_OVER and any(seat["hands"] for seat in seats)  # a fresh shoe has no round yet

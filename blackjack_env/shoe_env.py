@@ -10,7 +10,7 @@ import numpy as np
 
 from . import engine as E
 from . import table as T
-from .counting import system
+from .counting import hilo_count
 from .env import INFO_KEYS, Action, BlackjackEnv, observation_nvec
 from .rules import DEFAULT_PRESET, Rules
 
@@ -25,19 +25,6 @@ SHOE_OBS_MEANINGS = {
 }
 #: What action id ``7 + i`` does (``str.format`` with ``i`` and ``bet``, ``bets[i]``).
 BET_MEANING = "bet {bet:g} table-minimum units on the next round (``bets[{i}]``; a 0 sits it out)"
-HILO = system("hilo")
-
-
-def hilo_count(st: np.ndarray, decks: int) -> tuple[int, int]:
-    """(Hi-Lo running count of every card seen since the shuffle, cards unseen) of a table's state:
-    the shoe's cards and a hidden hole card are unseen (the shoe env, the pictures, the terminal
-    game)."""
-    counts = st[E.S_COUNTS : E.S_COUNTS + 14].copy()
-    if st[E.S_HOLE_HIDDEN]:
-        counts[st[E.S_DEALER + 1]] += 1
-    unseen_by_value = np.append(counts[1:10], counts[10:14].sum())  # A, 2..9, then every ten-value rank
-    seen = np.append(np.full(9, 4 * decks), 16 * decks) - unseen_by_value
-    return int(HILO.running_count(seen, decks)), int(unseen_by_value.sum())
 
 
 def shoe_rules(rules: Rules | str | Mapping[str, Any] | None) -> Rules:

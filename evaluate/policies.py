@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from blackjack_env.agents import load_agent
 from blackjack_env.counting import BUILT_IN_STRATEGIES, CountingStrategy, built_in_strategy, spread_ramp
 from blackjack_env.linear_policy import KIND as LINEAR_KIND
 from blackjack_env.linear_policy import LinearModel
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
+from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable
 
 #: Manifest of a saved agent directory (see ``blackjack_env.agents.base``).
@@ -32,8 +34,6 @@ RULES_FILE = "rules.json"
 
 def basic_strategy_table(rules: Rules) -> StrategyTable:
     """The exact total-dependent basic strategy for these rules (cached on disk by the solver)."""
-    from blackjack_env.solver import solve
-
     return solve(rules).table
 
 
@@ -165,8 +165,6 @@ def _counting_strategy(spec: str, rules: Rules) -> CountingStrategy | None:
 
 
 def _agent_policy(path: Path, spec: str) -> Policy:
-    from blackjack_env.agents.base import load_agent
-
     try:
         agent = load_agent(path)
     except ImportError as error:

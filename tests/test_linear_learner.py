@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from blackjack_env.agents.base import load_agent
+from blackjack_env.agents import load_agent
 from blackjack_env.agents.linear import LinearAgent
 from blackjack_env.counting import system
 from blackjack_env.evaluate.cli import main as evaluate_main

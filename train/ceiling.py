@@ -20,7 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from blackjack_env.evaluate.options import game_ceiling
 from blackjack_env.rules import Rules
+from blackjack_env.solver.ceiling import check_rules, share_of_ceiling
+
+from .shoe_args import seat_of
 
 CEILING_FILE = "ceiling.json"
 #: The seed offset of the ceiling's shoes (module docstring).
@@ -43,10 +47,6 @@ CEILING_COLUMNS = (
 
 def check_ceiling_args(args: Any, rules: Rules) -> None:
     """--ceiling's learner, game and --ceiling-samples, refused in one line before anything is written."""
-    from blackjack_env.solver.ceiling import check_rules
-
-    from .shoe import seat_of
-
     if args.algo not in ("tabular", "linear"):
         raise ValueError(f"--ceiling is for --algo tabular or linear (their evaluations), not --algo {args.algo}")
     if args.ceiling_samples < 1:
@@ -70,8 +70,6 @@ class TrainCeiling:
     def of(cls, args: Any, rules: Rules, out: Path, agent: Any) -> TrainCeiling:
         """Analyse (or read from the solver's cache) the ceiling of the learner's game and write
         ``CEILING_FILE``; the learner's seat for --seat all is seat 0, where it is evaluated."""
-        from blackjack_env.evaluate.options import game_ceiling
-
         game = argparse.Namespace(
             seats=agent.seats,
             seat=max(agent.seat, 0),
@@ -112,8 +110,6 @@ class TrainCeiling:
 
     def columns(self, row: dict[str, float]) -> dict[str, float]:
         """The share columns of an evaluation row (its flat_gain and gain_vs_basic, with their CIs)."""
-        from blackjack_env.solver.ceiling import share_of_ceiling
-
         flat = share_of_ceiling(
             row["flat_gain"], [row["flat_gain_low"], row["flat_gain_high"]], self.gain, self.gain_ci
         )

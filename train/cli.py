@@ -48,15 +48,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
+from blackjack_env.agents.tabular import TabularAgent
 from blackjack_env.env import REWARD_MODES
 from blackjack_env.evaluate.options import CEILING_SAMPLES, CEILING_STRATA, OneLineParser, add_ceiling_arguments
+from blackjack_env.ray_cluster import check_address
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
 from blackjack_env.solver import solve
 from blackjack_env.strategy import StrategyTable
 
 from .backends import BACKENDS, DEFAULT_SYNC_CHUNKS, check_backend
+from .ceiling import check_ceiling_args
 from .evaluation import METRIC_COLUMNS, evaluate_table
+from .linear import LinearTrainer, check_linear_args
+from .ppo import PPOTrainer
 from .scalars import ScalarWriter
+from .shoe import CountTableTrainer, budget_line, check_count_table_args, default_rounds
+from .shoe_ppo import ShoePPOTrainer, shoe_arguments_of
 
 ALGOS = ("tabular", "ppo", "linear", "batch-ppo")  # linear: the composition learner, --env shoe only
 LR_SCHEDULES = ("constant", "linear")
@@ -288,8 +297,7 @@ def resolve_args(ns: argparse.Namespace) -> Args:
             "by rolling out every legal answer of each decision on the same cards"
         )
     if args.steps == 0 and args.env == "shoe" and args.algo not in NEURAL:
-        from .shoe import default_rounds  # 2e9 rounds per learning seat (train/shoe.py SEAT_ROUNDS)
-
+        # 2e9 rounds per learning seat (train/shoe.py SEAT_ROUNDS)
         args.steps = default_rounds(args.seats, args.seat)
     elif args.steps == 0:
         args.steps = DEFAULT_STEPS[args.algo]
@@ -309,7 +317,7 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         raise ValueError(f"--reward must be one of {', '.join(REWARD_MODES)}, got {args.reward!r}")
     if args.algo == "batch-ppo" and not ns.resume:
         check_learner_installed(args.algo)
-        from .batch_ppo import BatchPPOConfig
+        from .batch_ppo import BatchPPOConfig  # optional dependency: torch (the train extra)
 
         defaults = BatchPPOConfig()
         for name, field_name in BATCH_PPO_FIELDS.items():
@@ -323,7 +331,7 @@ def resolve_args(ns: argparse.Namespace) -> Args:
 
 def batch_ppo_config(args: Args) -> Any:
     """train/batch_ppo.py's config from a run's settings (one line per bad value)."""
-    from .batch_ppo import BatchPPOConfig
+    from .batch_ppo import BatchPPOConfig  # optional dependency: torch (the train extra)
 
     try:
         hidden = tuple(int(x) for x in args.net_arch.split(","))
@@ -345,8 +353,6 @@ class TabularTrainer:
     """Monte Carlo control chunks (see blackjack_env.agents.tabular); a chunk is the unit of checkpoints."""
 
     def __init__(self, args: Args, rules: Rules, out: Path, resume: bool) -> None:
-        from blackjack_env.agents.tabular import TabularAgent
-
         if resume:
             self.agent = TabularAgent.load(out)
         else:
@@ -375,83 +381,6 @@ class TabularTrainer:
         self.agent.save(out)
 
 
-class PPOTrainer:
-    """MaskablePPO learning in slices between evaluations; SB3's logger writes to out/tb/ppo."""
-
-    def __init__(self, args: Args, rules: Rules, out: Path, resume: bool) -> None:
-        from stable_baselines3.common.logger import configure
-
-        self.args = args
-        if args.torch_threads > 0:
-            import torch
-
-            torch.set_num_threads(args.torch_threads)
-
-        def make_env() -> Any:
-            return self.make_env(args, rules)
-
-        agent_class = self.agent_class()
-        if resume:
-            self.agent = agent_class.resume(out, make_env)
-        else:
-            self.agent = agent_class.build(
-                rules,
-                make_env(),
-                seed=args.seed,
-                n_steps=args.n_steps,
-                batch_size=args.batch_size,
-                n_epochs=args.n_epochs,
-                learning_rate=args.learning_rate,
-                gamma=args.gamma,
-                gae_lambda=args.gae_lambda,
-                ent_coef=args.ent_coef,
-                net_arch=[int(x) for x in args.net_arch.split(",")],
-                device="cpu",
-            )
-        self.agent.model.set_logger(configure(str(out / "tb" / "ppo"), ["tensorboard"]))
-
-    def agent_class(self) -> Any:
-        """The agent it trains (the shoe game's trainer, train/shoe_ppo.py, trains another)."""
-        from blackjack_env.agents.ppo import PPOAgent
-
-        return PPOAgent
-
-    def make_env(self, args: Args, rules: Rules) -> Any:
-        """The SB3 VecEnv it learns on."""
-        from blackjack_env.agents.ppo import make_vec_env
-
-        return make_vec_env(rules, args.n_envs, args.seed, args.reward)
-
-    @property
-    def steps(self) -> int:
-        return int(self.agent.model.num_timesteps)
-
-    def advance(self, target: int, stop: Any, progress: Any) -> None:
-        from stable_baselines3.common.callbacks import BaseCallback
-
-        class Tick(BaseCallback):
-            def _on_step(self) -> bool:
-                progress(self.training_env.num_envs)
-                return not stop()
-
-        if self.steps < target and not stop():
-            if self.args.lr_schedule == "linear":
-                from blackjack_env.agents.ppo import LinearDecay
-
-                self.agent.model.lr_schedule = LinearDecay(self.args.learning_rate, self.args.steps, target)
-            self.agent.model.learn(target - self.steps, callback=Tick(), reset_num_timesteps=False)
-
-    def train_scalars(self) -> dict[str, float]:
-        return {}
-
-    def table(self) -> StrategyTable:
-        return self.agent.to_table()
-
-    def save(self, out: Path) -> None:
-        self.agent.save(out)
-        self.agent.save_training_state(out)
-
-
 # ---------------------------------------------------------------------------- the run
 def check_learner_installed(algo: str) -> None:
     """PPO needs the ``train`` extra (batch-ppo: torch): say so in one line before anything is written."""
@@ -466,13 +395,30 @@ def check_learner_installed(algo: str) -> None:
         )
 
 
+def check_shoe_args(args: Args, rules: Rules) -> None:
+    """Everything --env shoe can refuse, before anything is written (one line each): the backend,
+    --ceiling, then the learner's own checks."""
+    if args.backend == "ray" and args.algo not in NEURAL:
+        check_address(args.ray_address or None)  # a cluster that is not there: one line, before the run folder
+    if args.ceiling:
+        check_ceiling_args(args, rules)
+    if args.algo in NEURAL:
+        shoe_arguments_of(args, rules)
+    elif args.algo == "linear":
+        check_linear_args(args, rules)
+    elif args.algo == "tabular":
+        check_count_table_args(args, rules)
+    else:
+        raise ValueError(
+            f"--env shoe --algo {args.algo} is not built yet; --env shoe takes --algo tabular, linear, ppo or batch-ppo"
+        )
+
+
 def train(args: Args, resume: bool = False) -> int:
     """Run (or continue) training; returns the exit status."""
     check_learner_installed(args.algo)
     rules = Rules.preset(args.rules).with_settings(args.settings)
     if args.env == "shoe":
-        from .shoe import check_shoe_args
-
         check_shoe_args(args, rules)
     out = Path(args.out)
     if not resume and (out / STATE_FILE).exists():
@@ -490,30 +436,19 @@ def train(args: Args, resume: bool = False) -> int:
         if args.env == "round":
             solution = solve(rules)
     elif args.env == "shoe" and args.algo == "ppo":
-        from .shoe_ppo import ShoePPOTrainer
-
         trainer = ShoePPOTrainer(args, rules, out, resume)
     elif args.env == "shoe" and args.algo == "linear":
-        from .linear import LinearTrainer
-
         trainer = LinearTrainer(args, rules, out, resume)
     elif args.env == "shoe":
-        from .shoe import CountTableTrainer
-
         trainer = CountTableTrainer(args, rules, out, resume)
     else:
         solution = solve(rules)
         trainer = (TabularTrainer if args.algo == "tabular" else PPOTrainer)(args, rules, out, resume)
     if args.env == "shoe" and args.algo not in NEURAL:
-        from .shoe import budget_line
-
         print(f"blackjack-train: {budget_line(args, trainer.steps)}", file=sys.stderr, flush=True)
     state = json.loads((out / STATE_FILE).read_text()) if resume else {"wall_s": 0.0}
     columns = getattr(trainer, "columns", METRIC_COLUMNS)
     metrics = MetricsLog(out / METRICS_FILE, keep_up_to=trainer.steps if resume else -1, columns=columns)
-
-    from tqdm import tqdm
-
     writer = ScalarWriter(out / "tb")
     stop_requested = False
 
@@ -602,6 +537,7 @@ def train(args: Args, resume: bool = False) -> int:
 
 def batch_ppo_trainer(args: Args, rules: Rules, out: Path, resume: bool) -> Any:
     """train/batch_ppo.py's trainer of the run's game, on ``--torch-threads`` threads."""
+    # optional dependency: torch (the train extra)
     import torch
 
     from .batch_ppo import BatchPPOTrainer, ShoeBatchPPOTrainer
@@ -611,8 +547,6 @@ def batch_ppo_trainer(args: Args, rules: Rules, out: Path, resume: bool) -> Any:
         torch.set_num_threads(args.torch_threads)
     if args.env == "round":
         return BatchPPOTrainer(config, rules, out, resume)
-    from .shoe_ppo import shoe_arguments_of
-
     return ShoeBatchPPOTrainer(config, rules, out, resume, shoe_arguments_of(args, rules), args.eval_rounds)
 
 

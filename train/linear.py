@@ -14,15 +14,15 @@ import math
 from pathlib import Path
 from typing import Any
 
+from blackjack_env.agents.linear import LinearAgent
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
 
-from .shoe import CountTableTrainer, bets_of, seat_of
+from .shoe import CountTableTrainer
+from .shoe_args import bets_of, seat_of
 
 
 def _agent(args: Any, rules: Rules) -> Any:
-    from blackjack_env.agents.linear import LinearAgent
-
     return LinearAgent(
         rules,
         bets=bets_of(args.bets, args.spread),
@@ -51,8 +51,6 @@ class LinearTrainer(CountTableTrainer):
     @staticmethod
     def new_agent(args: Any, rules: Rules, out: Path, resume: bool) -> Any:
         """The composition learner: loaded from ``out`` to resume, else a new one."""
-        from blackjack_env.agents.linear import LinearAgent
-
         return LinearAgent.load(out) if resume else _agent(args, rules)
 
     def learned_policies(self) -> tuple[Policy, Policy]:

@@ -26,12 +26,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from blackjack_env.counting import CountingSystem, built_in_strategy, parse_system
+from blackjack_env.agents.count_table import CountTableAgent
+from blackjack_env.counting import built_in_strategy
+from blackjack_env.evaluate.columns import SHOE_COLUMNS
 from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy, Table
 from blackjack_env.strategy import StrategyTable
-from blackjack_env.train_columns import SHOE_COLUMNS
+
+from .backends import ChunkRunner, make_backend
+from .ceiling import CEILING_COLUMNS, TrainCeiling
+from .shoe_args import bets_of, load_system, seat_of
 
 #: The Hi-Lo baseline with the EV-maximising ramp, written into the run directory.
 HILO_FILE = "hilo-i18-fab4-ev-max.json"
@@ -105,48 +110,6 @@ def budget_line(args: Any, done: int = 0) -> str:
     )
 
 
-def load_system(spec: str) -> CountingSystem:
-    """--system: a built-in name, or a JSON file holding a system ({"tags": ..., "balanced": ...})
-    or a counting strategy (its system is taken)."""
-    path = Path(spec)
-    if path.suffix != ".json":
-        return parse_system(spec)
-    try:
-        data = json.loads(path.read_text())
-    except OSError as error:
-        raise ValueError(f"--system {spec!r}: cannot read it ({error.strerror})") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"--system {spec!r}: not JSON ({error})") from None
-    try:
-        return parse_system(data["system"] if isinstance(data, dict) and "system" in data else data)
-    except ValueError as error:
-        raise ValueError(f"--system {spec!r}: {error}") from None
-
-
-def bets_of(bets: str, spread: str) -> tuple[float, ...]:
-    """The allowed bets from --bets or --spread (not both); default 1, 2, 4, 8."""
-    from blackjack_env.agents.count_table import parse_bets, spread_bets
-
-    if bets and spread:
-        raise ValueError("give --bets or --spread, not both")
-    if spread:
-        return spread_bets(spread)
-    return parse_bets(bets or "1,2,4,8")
-
-
-def seat_of(text: str, seats: int) -> int:
-    """--seat K (0..seats-1) or all (-1)."""
-    if text == "all":
-        return -1
-    try:
-        seat = int(text)
-    except ValueError:
-        raise ValueError(f"--seat must be 0..{seats - 1} or all, got {text!r}") from None
-    if not 0 <= seat < seats:
-        raise ValueError(f"--seat must be 0..{seats - 1} (seat 0 is dealt first) or all, got {text!r}")
-    return seat
-
-
 def ev_max_ramp(by_count: list[dict[str, Any]], bets: tuple[float, ...]) -> tuple[tuple[float, float], ...]:
     """The EV-maximising ramp over ``bets`` from a flat-bet run's EV per unit bet by whole true count:
     the smallest bet, and the largest from one true count on ("8 from the true count where it
@@ -188,8 +151,6 @@ class CountTableTrainer:
     columns = SHOE_COLUMNS
 
     def __init__(self, args: Any, rules: Rules, out: Path, resume: bool) -> None:
-        from .backends import ChunkRunner, make_backend
-
         self.agent = self.new_agent(args, rules, out, resume)
         backend = make_backend(args.backend, args.workers, args.ray_address)
         self.runner = ChunkRunner(self.agent, args.sync_chunks, backend)
@@ -203,8 +164,6 @@ class CountTableTrainer:
         self._hilo: Policy | None = None
         self.ceiling = None  # --ceiling: the share columns of every evaluation (train/ceiling.py)
         if getattr(args, "ceiling", False):
-            from .ceiling import CEILING_COLUMNS, TrainCeiling
-
             self.ceiling = TrainCeiling.of(args, rules, out, self.agent)
             self.columns = SHOE_COLUMNS + CEILING_COLUMNS
             self.scalar_keys = ("ev", "gain_vs_hilo", "gain_vs_basic", "flat_gain", "deviations", "flat_share")
@@ -212,8 +171,6 @@ class CountTableTrainer:
     @staticmethod
     def new_agent(args: Any, rules: Rules, out: Path, resume: bool) -> Any:
         """The learner: the run's, loaded from ``out`` to resume, else a new one from the arguments."""
-        from blackjack_env.agents.count_table import CountTableAgent
-
         if resume:
             return CountTableAgent.load(out)
         return CountTableAgent(
@@ -308,32 +265,8 @@ class CountTableTrainer:
         return row
 
 
-def check_shoe_args(args: Any, rules: Rules) -> None:
-    """Everything --env shoe can refuse, before anything is written (one line each)."""
-    from blackjack_env.agents.count_table import CountTableAgent
-
-    if args.backend == "ray" and args.algo not in ("ppo", "batch-ppo"):
-        from blackjack_env.ray_cluster import check_address
-
-        check_address(args.ray_address or None)  # a cluster that is not there: one line, before the run folder
-    if getattr(args, "ceiling", False):
-        from .ceiling import check_ceiling_args
-
-        check_ceiling_args(args, rules)
-    if args.algo in ("ppo", "batch-ppo"):
-        from .shoe_ppo import shoe_arguments_of
-
-        shoe_arguments_of(args, rules)
-        return
-    if args.algo == "linear":
-        from .linear import check_linear_args
-
-        check_linear_args(args, rules)
-        return
-    if args.algo != "tabular":
-        raise ValueError(
-            f"--env shoe --algo {args.algo} is not built yet; --env shoe takes --algo tabular, linear, ppo or batch-ppo"
-        )
+def check_count_table_args(args: Any, rules: Rules) -> None:
+    """Everything --env shoe --algo tabular can refuse, before anything is written (one line each)."""
     if args.reward != "sampled":
         raise ValueError("--env shoe learns from the dealt results (--reward sampled)")
     system = load_system(args.system)

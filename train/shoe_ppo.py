@@ -24,12 +24,19 @@ from typing import Any
 import numpy as np
 
 from blackjack_env import engine as E
+from blackjack_env.agents.basic_strategy import BasicStrategyAgent
+from blackjack_env.agents.shoe_ppo import ShoePPOAgent, make_shoe_vec_env, shoe_arguments
+from blackjack_env.evaluate.columns import with_ci
+from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
+from blackjack_env.shoe_env import check_bets, shoe_rules
 from blackjack_env.simulate import Z95, Policy, Table
-from blackjack_env.train_columns import with_ci
+from blackjack_env.solver import solve
+from blackjack_env.vector import BlackjackShoeVectorEnv
 
-from .cli import PPOTrainer
-from .shoe import bets_of, hilo_ev_max, seat_of
+from .ppo import PPOTrainer
+from .shoe import hilo_ev_max
+from .shoe_args import bets_of, seat_of
 
 #: --system for PPO: what its observation carries (the shoe env's count_obs).
 OBSERVATIONS = {"hilo": "hilo", "composition": "composition"}
@@ -51,9 +58,6 @@ EVAL_TABLES = 512
 
 def shoe_arguments_of(args: Any, rules: Rules) -> dict[str, Any]:
     """The shoe env's arguments from the command line, checked (one line per problem)."""
-    from blackjack_env.agents.shoe_ppo import shoe_arguments
-    from blackjack_env.shoe_env import check_bets, shoe_rules
-
     shoe_rules(rules)  # a cut card
     if args.system not in OBSERVATIONS:
         raise ValueError(
@@ -72,8 +76,6 @@ def shoe_arguments_of(args: Any, rules: Rules) -> dict[str, Any]:
 def play_shoes(rules: Rules, shoe: dict[str, Any], act: Any, seeds: list[int]) -> np.ndarray:
     """The first shoe of a vector env's tables seeded ``seeds``, played by ``act(obs, masks)``:
     float[3, tables], the seat's summed results, rounds dealt and summed bets per table."""
-    from blackjack_env.vector import BlackjackShoeVectorEnv
-
     env = BlackjackShoeVectorEnv(len(seeds), rules, **shoe)
     obs, info = env.reset(seed=seeds)
     masks = info["action_mask"]
@@ -96,8 +98,6 @@ def paired_evaluation(agent: Any, rounds: int, seed: int) -> dict[str, Any]:
     """The agent with its bets, the agent at a flat bet and basic strategy at a flat bet, each on
     the same shoes (module docstring), until about ``rounds`` rounds: per-round EVs, the paired
     gains with 95% intervals, and the agent's average bet."""
-    from blackjack_env.agents import BasicStrategyAgent
-
     shoe = agent.shoe
     bets = shoe["bets"]
     flat = E.N_ACTIONS + (bets.index(1.0) if 1.0 in bets else next(i for i, b in enumerate(bets) if b > 0))
@@ -156,13 +156,9 @@ class ShoePPOTrainer(PPOTrainer):
         self._hilo: tuple[float, float] | None = None
 
     def agent_class(self) -> Any:
-        from blackjack_env.agents.shoe_ppo import ShoePPOAgent
-
         return ShoePPOAgent
 
     def make_env(self, args: Any, rules: Rules) -> Any:
-        from blackjack_env.agents.shoe_ppo import make_shoe_vec_env
-
         return make_shoe_vec_env(rules, args.n_envs, args.seed, self.shoe, args.reward)
 
     def table(self) -> Any:
@@ -172,9 +168,6 @@ class ShoePPOTrainer(PPOTrainer):
         """(EV per round, its standard error) of Hi-Lo I18 + Fab 4 with the EV-maximising use of the
         bets, simulated once on ``eval_rounds`` rounds (seed + 1) of the compiled simulator."""
         if self._hilo is None:
-            from blackjack_env.evaluate.runner import simulate
-            from blackjack_env.solver import solve
-
             basic = solve(self.rules).table
             seats, seat = self.shoe["seats"], self.shoe["seat"]
             table = Table(seats, seat, Policy.from_table(basic) if seats > 1 else None)

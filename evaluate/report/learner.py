@@ -35,8 +35,8 @@ from blackjack_env.counting import SYSTEMS, VALUE_WEIGHTS, VALUES, CountingStrat
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
-from blackjack_env.train_columns import CURVE_COLUMNS
 
+from ..columns import CURVE_COLUMNS
 from ..options import CliError
 from ..policies import AGENT_FILE, COUNTING_FILE, LINEAR_FILE, RULES_FILE
 

@@ -1,8 +1,9 @@
 """The metrics.csv columns of a ``blackjack-train --env shoe`` run (count-table and composition learners).
 
-The trainer (``train/shoe.py``) writes them and the report's learner pages (``evaluate/report/learner.py``)
-read them; they live here, beside neither, so the two cannot drift apart and the report need not import
-the trainer (the PPO run's columns, in ``train/shoe_ppo.py``, take their CI names from ``with_ci``).
+Its evaluation's EVs and paired gains: the trainer (``train/shoe.py``, a layer above evaluate) writes
+them and the report's learner pages (``evaluate/report/learner.py``) read them, both from here, so the
+two cannot drift apart (the PPO run's columns, in ``train/shoe_ppo.py``, take their CI names from
+``with_ci``).
 """
 
 from __future__ import annotations

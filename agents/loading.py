@@ -1,0 +1,74 @@
+"""How a saved agent is found again: by the kind its ``agent.json`` names.
+
+The loader knows every agent class, so it sits above them all (each agent imports only the protocol
+and the manifest helpers of :mod:`blackjack_env.agents.base`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .base import TABLE_FILE, Agent, check_table_file, read_manifest
+from .basic_strategy import BasicStrategyAgent
+from .count_table import CountTableAgent
+from .linear import LinearAgent
+from .random_agent import RandomAgent
+from .tabular import TabularAgent
+
+#: Each saved kind's class; the PPO kinds (``PPO_KINDS``) are loaded by :func:`_ppo_class`.
+KINDS: dict[str, Any] = {
+    "tabular": TabularAgent,
+    "random": RandomAgent,
+    "basic": BasicStrategyAgent,
+    "count-table": CountTableAgent,
+    "composition-linear": LinearAgent,
+}
+PPO_KINDS = ("ppo", "ppo-shoe", "batch-ppo")
+
+
+def load_agent(path: str | Path) -> Agent:
+    """Load any saved agent by the kind its agent.json names.
+
+    The agent plays from its own files (``q.npz``, ``ppo.zip``, the rules), not from
+    ``strategy.json``; so that nobody evaluates one thing believing it is another, a
+    ``strategy.json`` that cannot be read or differs from the agent's own table is warned about
+    (:class:`~blackjack_env.agents.base.AgentFileWarning`).
+
+    A count-table learner's run (``blackjack-train --env shoe``) loads as its
+    :class:`~blackjack_env.agents.count_table.CountTableAgent`: it plays by the count, so it has no
+    single strategy table; ``agent.to_strategy()`` is the counting strategy ``blackjack-evaluate
+    --policy RUN_DIR`` plays (its ``counting-strategy.json``). A composition learner's run (``--algo
+    linear``) loads as its :class:`~blackjack_env.agents.linear.LinearAgent`, whose ``model()`` is what
+    ``blackjack-evaluate --policy RUN_DIR`` plays (its ``linear-model.json``)."""
+    agent: Agent = _load_by_kind(path)
+    if (Path(path) / TABLE_FILE).exists():  # kinds that play by the count write none
+        check_table_file(path, agent.to_table())
+    return agent
+
+
+def _load_by_kind(path: str | Path) -> Any:
+    """The saved agent, as its kind's class loads it (the count-table and composition learners play
+    by the count or the unseen cards: they have no ``act()``, so the result is not always an Agent)."""
+    kind = read_manifest(path).get("kind")
+    if kind in PPO_KINDS:
+        return _ppo_class(kind).load(path)
+    if kind not in KINDS:
+        raise ValueError(f"{path}: unknown agent kind {kind!r}; known: {', '.join([*KINDS, *PPO_KINDS])}")
+    return KINDS[kind].load(path)
+
+
+def _ppo_class(kind: str) -> Any:
+    """A PPO kind's class. Optional dependency: these agents are the ``train`` extra's (sb3-contrib,
+    torch; batch-ppo imports torch at once), so their modules load only when one is loaded."""
+    if kind == "batch-ppo":
+        from .batch_ppo import BatchPPOAgent
+
+        return BatchPPOAgent
+    if kind == "ppo-shoe":
+        from .shoe_ppo import ShoePPOAgent
+
+        return ShoePPOAgent
+    from .ppo import PPOAgent
+
+    return PPOAgent
