@@ -36,6 +36,12 @@ class Encoder(nn.Module):
     """Integer observations (N, k) to the network's inputs: a one-hot block per component of at
     most ONE_HOT_MAX values, a [0, 1] scalar per larger one."""
 
+    # the buffers registered in __init__ (torch types a module's attributes loosely)
+    hot: torch.Tensor
+    offsets: torch.Tensor
+    scaled: torch.Tensor
+    scale: torch.Tensor
+
     def __init__(self, nvec: np.ndarray) -> None:
         super().__init__()
         nvec = np.asarray(nvec, np.int64)

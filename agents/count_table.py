@@ -721,12 +721,12 @@ class CountTableAgent:
     def bucket_bets(self) -> list[float]:
         """The EV-maximising bet per bucket (module docstring)."""
         values, _, weight = self.round_values()
-        out = []
+        out: list[float] = []
         for v, n in zip(values, weight, strict=True):
             if n < MIN_BUCKET_ROUNDS:  # too few rounds to tell: the bet of the bucket below it
                 out.append(out[-1] if out else self.bets[0] if self.bets[0] > 0 else self.bets[1])
             else:
-                out.append(max(self.bets, key=lambda b, v=v: (b * v, -b)))
+                out.append(max(self.bets, key=lambda b, v=v: (b * v, -b)))  # type: ignore[misc]  # v bound per loop
         return out
 
     def ramp(self) -> list[tuple[float, float]]:
@@ -800,7 +800,7 @@ class CountTableAgent:
         beta = np.stack([sign * curves.beta[row, col, c] for c, sign in columns])
         cov = np.stack([curves.cov[row, col, c] for c, _ in columns])
         mix = np.stack([(alternative == m).astype(float) for m in others], axis=-1)
-        freq = sum(mix[:, i] * self.stats[:, row, col, c, W] for i, (c, _) in enumerate(columns))
+        freq = np.asarray(sum(mix[:, i] * self.stats[:, row, col, c, W] for i, (c, _) in enumerate(columns)))
         return fit_question(CurveFit(beta, cov, curves.design), mix, freq, basic_yes, self.spec)
 
     def _insurance_deviation(self, rounds: int) -> Deviation | None:

@@ -435,7 +435,7 @@ class LinearAgent:
         return agent
 
 
-def _zero_weights() -> tuple[np.ndarray, ...]:
+def _zero_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return (
         np.zeros((N_ROWS, N_UP, N_PLAY, NF)),
         np.zeros((N_ROWS, N_UP, N_PLAY), np.bool_),

@@ -31,7 +31,7 @@ TRAINING_FILE = "ppo_training.pkl"  # the envs mid-stream and the random generat
 TOTAL_21_ROWS = (HARD_MAX - 4, PAIR_BASE - 1)  # hard 21 and soft 21
 
 
-def make_vec_env(rules: Rules, n_envs: int, seed: int, reward: str = "sampled"):
+def make_vec_env(rules: Rules, n_envs: int, seed: int, reward: str = "sampled") -> Any:
     """The compiled SB3 VecEnv of ``n_envs`` tables (``blackjack_env.sb3``; table i seeded seed + i),
     whose masks MaskablePPO reads: one compiled call steps every table, and the run is the one
     SB3's DummyVecEnv of single envs would give on the same seed (tests/test_sb3_vec.py)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
@@ -52,7 +52,7 @@ class RoundEpisodes(gym.Wrapper):
         self._next = None
         return self.env.reset(seed=seed, options=options)
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         if "round_result" in info and not (terminated or truncated):
             self._next = (obs, {"action_mask": info["action_mask"]})
@@ -60,7 +60,7 @@ class RoundEpisodes(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        return self.env.unwrapped.action_masks()
+        return self.env.unwrapped.action_masks()  # type: ignore[attr-defined]  # the shoe env's
 
 
 def make_shoe_vec_env(rules: Rules, n_envs: int, seed: int, shoe: Mapping[str, Any], reward: str = "sampled") -> Any:
@@ -115,15 +115,15 @@ class ShoePPOAgent(PPOAgent):
 
     @classmethod
     def load(cls, path: str | Path, env: Any = None) -> ShoePPOAgent:
-        agent = super().load(path, env)
+        agent = cast(ShoePPOAgent, super().load(path, env))
         agent.shoe = read_manifest(path)["shoe"]
-        return agent  # type: ignore[return-value]
+        return agent
 
     @classmethod
     def resume(cls, path: str | Path, make_env: Callable[[], Any]) -> ShoePPOAgent:
-        agent = super().resume(path, make_env)
+        agent = cast(ShoePPOAgent, super().resume(path, make_env))
         agent.shoe = read_manifest(path)["shoe"]
-        return agent  # type: ignore[return-value]
+        return agent
 
 
 def shoe_arguments(bets: Sequence[float], seats: int, seat: int, count_obs: str) -> dict[str, Any]:

@@ -34,7 +34,8 @@ def _call_type(arg: Any) -> Any:
     """The type a kernel-to-kernel call compiles for: a constant as its type, and a narrower integer
     (an ``int16`` read from the hands array) as int64, which holds its every value."""
     arg = types.unliteral(arg)
-    if isinstance(arg, types.Integer) and arg.bitwidth < 64 and (arg.signed or arg.bitwidth < 32):
+    # numba's Integer sets bitwidth and signed in its __init__, which its annotations leave out
+    if isinstance(arg, types.Integer) and arg.bitwidth < 64 and (arg.signed or arg.bitwidth < 32):  # type: ignore[attr-defined]
         return types.int64
     return arg
 

@@ -34,6 +34,7 @@ import sys
 import time
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 PACKAGE = "blackjack_env"
 #: Subpackages installed from folders outside the package's own (pyproject.toml's package-dir).
@@ -270,7 +271,7 @@ def _install_locator(folder: str, sources: tuple[Path, ...]) -> None:
     numba's list of locators, replacing one installed before."""
     from numba.core import caching, config
 
-    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # named _CacheImpl before numba 0.62
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # type: ignore[attr-defined]  # before numba 0.62
     roots = tuple(str(root) + os.sep for root in sources)
 
     class PackageCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
@@ -287,8 +288,10 @@ def _install_locator(folder: str, sources: tuple[Path, ...]) -> None:
             return self._cache_path
 
         @classmethod
-        def from_function(cls, py_func: object, py_file: str):  # type: ignore[no-untyped-def]
-            if config.CACHE_DIR or not os.path.realpath(py_file).startswith(roots):
+        def from_function(cls, py_func: object, py_file: str) -> Any:
+            # numba's config sets its attributes when it reads the environment: mypy cannot see them
+            user_folder = config.CACHE_DIR  # type: ignore[attr-defined]
+            if user_folder or not os.path.realpath(py_file).startswith(roots):
                 return None  # the user's NUMBA_CACHE_DIR, or not this package's file: numba's own locators
             return super().from_function(py_func, py_file)
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .engine import S_COUNTS, S_DEALER, S_HOLE_HIDDEN, per_unseen_deck
 from .strategy import row_of_label, up_of_label
@@ -98,7 +99,7 @@ class CountingSystem:
         unseen = 52 * decks - int(np.sum(seen))
         return float(per_unseen_deck(running, unseen))
 
-    def correlation(self, effects: Sequence[float]) -> float:
+    def correlation(self, effects: ArrayLike) -> float:
         """Weighted Pearson correlation of the tags with per-value effects (A, 2..10)."""
         return weighted_correlation(self.tags, effects)
 
@@ -107,7 +108,7 @@ class CountingSystem:
         return weighted_correlation(self.tags, INSURANCE_TAGS)
 
 
-def weighted_correlation(a: Sequence[float], b: Sequence[float]) -> float:
+def weighted_correlation(a: ArrayLike, b: ArrayLike) -> float:
     """Pearson correlation over the ten card values, each weighted by how many ranks it has."""
     x = np.asarray(a, float)
     y = np.asarray(b, float)
@@ -260,7 +261,7 @@ def _ramp(data: Any, where: str = "ramp") -> tuple[tuple[float, float], ...]:
         raise ValueError(f"{where} must be a non-empty list of [true_count, bet] pairs, got {data!r}")
     if len(data) > MAX_RAMP_PAIRS:
         raise ValueError(f"{where} has {len(data)} pairs; at most {MAX_RAMP_PAIRS} are allowed")
-    pairs = []
+    pairs: list[tuple[float, float]] = []
     for i, pair in enumerate(data):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             raise ValueError(f"{where}[{i}] must be a [true_count, bet] pair, got {pair!r}")

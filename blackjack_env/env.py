@@ -47,12 +47,12 @@ def check_options(rules: Rules, count_obs: str, reward: str, seats: int = 1, sea
         raise ValueError(f"seat must be the agent's box, 0..{seats - 1} (0 is dealt first), got {seat!r}")
 
 
-def seed_table(st: np.ndarray, shoe: np.ndarray, prngs: np.ndarray, entropy: int) -> None:
+def seed_table(st: np.ndarray, shoe: np.ndarray, prngs: np.ndarray, entropy: int | np.integer) -> None:
     """Seed a table's cards and its other seats' random play from one number (the env's draw
     from its np_random), so the single and the vector envs seed a table identically."""
-    sequence = np.random.SeedSequence(entropy)
+    sequence = np.random.SeedSequence(int(entropy))
     E.seed_table(st, shoe, sequence)
-    prngs[:] = E.seed_words(np.random.SeedSequence([entropy, 1]), len(prngs)).reshape(prngs.shape)
+    prngs[:] = E.seed_words(np.random.SeedSequence([int(entropy), 1]), len(prngs)).reshape(prngs.shape)
 
 
 def others_policy(rules: Rules, others: Any) -> tuple[int, StrategyTable | None]:
@@ -467,7 +467,9 @@ class BlackjackEnv(gym.Env):
         return E.MAX_STACK
 
     # ------------------------------------------------------------------ gymnasium API
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         if isinstance(self.action_space, LegalActions):
             self.action_space.env_moved()
         super().reset(seed=seed)
@@ -481,7 +483,7 @@ class BlackjackEnv(gym.Env):
             self.render()
         return self._obs.copy(), info
 
-    def step(self, action: int):
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         action = _action_id(action)
         if not 0 <= action < len(self._mask) or not self._mask[action]:
             self._raise_illegal(action)

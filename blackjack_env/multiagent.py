@@ -119,7 +119,11 @@ class BlackjackTableEnv(AECEnv):
     * v0: initial version.
     """
 
-    metadata = {"name": "blackjack_table_v0", "render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
+    metadata: dict[str, Any] = {
+        "name": "blackjack_table_v0",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 2,
+    }
     metadata["is_parallelizable"] = False
 
     def __init__(
@@ -242,7 +246,7 @@ class BlackjackTableEnv(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self._skip_agent_selection = None
         self._dealt_levels[:] = -1
         if self.game == "shoe":

@@ -149,10 +149,10 @@ def start_or_join(address: str | None, cpus: int) -> bool:
     with _held_stderr() as held:
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-            error = None
+            refused = None
         except ConnectionError as failure:  # the probe answered, Ray did not
-            error = failure
-    if error is None:
+            refused = failure
+    if refused is None:
         sys.stderr.write(held[0])
         return True
     if "InvalidAuthToken" in held[0] or "Unauthenticated" in held[0]:
@@ -161,7 +161,7 @@ def start_or_join(address: str | None, cpus: int) -> bool:
             "authentication on by default); set RAY_AUTH_MODE=token here, with the token in ~/.ray/auth_token "
             "or RAY_AUTH_TOKEN (see `ray get-auth-token`)"
         ) from None
-    raise RayUnavailable(f"--ray-address {address}: Ray could not connect ({_first_line(error)}); {ADVICE}") from None
+    raise RayUnavailable(f"--ray-address {address}: Ray could not connect ({_first_line(refused)}); {ADVICE}") from None
 
 
 def _first_line(error: BaseException) -> str:

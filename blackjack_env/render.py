@@ -204,9 +204,9 @@ def dealer_line(view: TableView) -> str:
     """``Dealer: 10 ??`` while the hole card is hidden, else ``Dealer: 10 7  (17)`` (``(soft 17)``)."""
     if view.hole_hidden:
         return f"Dealer: {view.dealer[0]} ??" if view.dealer else "Dealer:"
-    shown = view.dealer and view.dealer_total is not None
-    total = f"  ({total_text(view.dealer_total, view.dealer_soft)})" if shown else ""
-    return f"Dealer: {' '.join(view.dealer)}{total}".rstrip()
+    if not view.dealer or view.dealer_total is None:
+        return f"Dealer: {' '.join(view.dealer)}".rstrip()
+    return f"Dealer: {' '.join(view.dealer)}  ({total_text(view.dealer_total, view.dealer_soft)})"
 
 
 def table_lines(view: TableView) -> list[str]:

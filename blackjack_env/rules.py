@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -223,7 +223,7 @@ def _check_payout(name: str, value: Any) -> float:
     return value
 
 
-def _choice_check(choices: tuple[str, ...]):
+def _choice_check(choices: tuple[str, ...]) -> Callable[[str, Any], str]:
     def check(name: str, value: Any) -> str:
         if isinstance(value, str) and value.strip().lower() in choices:
             return value.strip().lower()

@@ -43,7 +43,7 @@ def shoe_options(
     rules: Rules | str | Mapping[str, Any] | None, bets: Any, seats: Any
 ) -> tuple[Rules, tuple[float, ...]]:
     """The validated rules and bets of a shoe game (the single and the vector env's arguments)."""
-    return shoe_rules(rules), check_bets(bets, seats if isinstance(seats, (int, np.integer)) else 1)
+    return shoe_rules(rules), check_bets(bets, int(seats) if isinstance(seats, (int, np.integer)) else 1)
 
 
 def shoe_nvec(rules: Rules, count_obs: str, n_bets: int) -> np.ndarray:

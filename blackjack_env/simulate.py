@@ -427,7 +427,8 @@ class SimulationResult:
     """Summed chunk statistics of policies 0..P-1 played on the same cards."""
 
     n_policies: int = 1
-    totals: np.ndarray | None = None
+    #: None: zeros of the size n_policies needs (filled in by __post_init__, so never None after it)
+    totals: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.totals is None:

@@ -230,6 +230,8 @@ class BlackjackVectorEnv(VectorEnv):
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    single_observation_space: spaces.MultiDiscrete
+    single_action_space: spaces.Discrete
 
     def __init__(
         self,
@@ -303,7 +305,9 @@ class BlackjackVectorEnv(VectorEnv):
     def _policy_args(self) -> tuple[Any, ...]:
         return (self._bets, self._kinds, self._actions, self._insurance, self._prngs, E.table_kind(self.seats))
 
-    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start a new episode at every table (or at those in ``options["reset_mask"]``)."""
         seeds = self._seed_list(seed)
         which = np.ones(self.num_envs, np.bool_)
@@ -325,7 +329,7 @@ class BlackjackVectorEnv(VectorEnv):
         self._autoreset[which] = False
         return self._obs.copy(), {"action_mask": self._mask.copy()}
 
-    def step(self, actions):
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._seeded:
             raise RuntimeError("call reset() before step()")
         actions = np.asarray(actions, dtype=np.int64).reshape(-1)
@@ -347,7 +351,7 @@ class BlackjackVectorEnv(VectorEnv):
         """Legal actions of every table, bool[N, n_actions]."""
         return self._mask.copy()
 
-    def _seed_list(self, seed: int | list[int | None] | None) -> list[int | None] | None:
+    def _seed_list(self, seed: int | Sequence[int | None] | None) -> list[int | None] | None:
         if seed is None:
             return None
         if isinstance(seed, (int, np.integer)):

@@ -26,7 +26,7 @@ class _DictCodec:
     single and the vector wrappers."""
 
     def __init__(
-        self, space: spaces.MultiDiscrete, n_actions: int, obs_key: str, mask_key: str, mask_dtype: Any, encoding: str
+        self, space: spaces.Space, n_actions: int, obs_key: str, mask_key: str, mask_dtype: Any, encoding: str
     ) -> None:
         if not isinstance(space, spaces.MultiDiscrete):
             raise ValueError(f"DictObservation wraps the project's envs (a MultiDiscrete observation), got {space}")
@@ -80,16 +80,17 @@ class DictObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
             self, obs_key=obs_key, mask_key=mask_key, mask_dtype=mask_dtype, encoding=encoding
         )
         gym.ObservationWrapper.__init__(self, env)
-        n_actions = int(env.action_space.n)
+        # the package's envs: MultiDiscrete observations, Discrete actions, action_masks()
+        n_actions = int(env.action_space.n)  # type: ignore[attr-defined]
         self._codec = _DictCodec(env.observation_space, n_actions, obs_key, mask_key, mask_dtype, encoding)
         self.observation_space = self._codec.space
 
     def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
-        return self._codec.encode(observation, self.env.unwrapped.action_masks())
+        return self._codec.encode(observation, self.action_masks())
 
     def action_masks(self) -> np.ndarray:
         """Legal actions now (sb3-contrib's MaskablePPO hook, kept)."""
-        return self.env.unwrapped.action_masks()
+        return self.env.unwrapped.action_masks()  # type: ignore[attr-defined]  # the package's envs have it
 
 
 class DictObservationVector(VectorObservationWrapper):
@@ -105,16 +106,16 @@ class DictObservationVector(VectorObservationWrapper):
         encoding: str = "multidiscrete",
     ) -> None:
         super().__init__(env)
-        n_actions = int(env.single_action_space.n)
+        n_actions = int(env.single_action_space.n)  # type: ignore[attr-defined]  # the package's: Discrete
         self._codec = _DictCodec(env.single_observation_space, n_actions, obs_key, mask_key, mask_dtype, encoding)
         self.single_observation_space = self._codec.space
         self.observation_space = batch_space(self._codec.space, env.num_envs)
 
     def observations(self, observations: np.ndarray) -> dict[str, np.ndarray]:
-        return self._codec.encode(observations, self.env.unwrapped.action_masks())
+        return self._codec.encode(observations, self.action_masks())
 
     def action_masks(self) -> np.ndarray:
-        return self.env.unwrapped.action_masks()
+        return self.env.unwrapped.action_masks()  # type: ignore[attr-defined]  # the package's envs have it
 
 
 __all__ = ["ENCODINGS", "DictObservation", "DictObservationVector"]

@@ -27,7 +27,7 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
@@ -35,7 +35,8 @@ import numpy as np
 from blackjack_env import ENV_ID, Action, Phase, Rules
 from blackjack_env import engine as E
 from blackjack_env.cards import card_codes
-from blackjack_env.render import dealer_line, env_view, hand_head
+from blackjack_env.env import BlackjackEnv
+from blackjack_env.render import count_line, dealer_line, env_view, hand_head
 from blackjack_env.strategy import N_ROWS, hand_row, row_label, up_label
 
 from .options import OneLineParser, add_rules_arguments, rules_from_args
@@ -243,7 +244,8 @@ class Game:
         obs, info = self.env.reset(seed=seed, options=options)
         self.in_round = True
         mask = info["action_mask"]
-        reward, done = 0.0, False
+        reward: SupportsFloat = 0.0
+        done = False
         while not done:
             if Phase(int(obs[E.O_PHASE])) == Phase.SETTLE:
                 self.show_table()
@@ -254,7 +256,7 @@ class Game:
             obs, reward, done, _, info = self.env.step(int(action))
             mask = info["action_mask"]
         self.in_round = False
-        won = reward * bet
+        won = float(reward) * bet
         self.session.bankroll = round(self.session.bankroll + won, 9)
         self.session.rounds += 1
         self.show_table()
@@ -294,7 +296,7 @@ class Game:
 
     def offered(self, obs: np.ndarray, mask: np.ndarray) -> tuple[list[Action], list[Action]]:
         """The legal actions the bankroll covers, and the legal ones it does not."""
-        summary = self.env.unwrapped.round_summary()
+        summary = cast(BlackjackEnv, self.env.unwrapped).round_summary()
         committed = sum(hand["bet"] for hand in summary["hands"])
         if summary["insurance_state"] == "taken":
             committed += 0.5
@@ -303,7 +305,8 @@ class Game:
         extra = {Action.DOUBLE: hand_bet, Action.SPLIT: hand_bet}
         if not obs[E.O_NATURAL]:
             extra[Action.INSURANCE] = 0.5  # even money costs nothing more
-        offered, unaffordable = [], []
+        offered: list[Action] = []
+        unaffordable: list[Action] = []
         for action in Action:
             if mask[action]:
                 affordable = extra.get(action, 0.0) * self.bet <= free + 1e-9
@@ -326,9 +329,7 @@ class Game:
         """The Hi-Lo count of every card seen since the shuffle (the hole card once turned over)."""
         if self.rules.infinite:
             return "no count: an infinite deck has no memory"
-        from blackjack_env.render import count_line
-
-        env = self.env.unwrapped
+        env = cast(BlackjackEnv, self.env.unwrapped)
         if not env._seeded:
             return "no cards dealt yet: the count is 0"
         return count_line(env._st, self.rules.decks, len(env._shoe))

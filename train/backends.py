@@ -251,7 +251,8 @@ class ChunkRunner:
             return
         assert self.policy is not None
         tmp = out / (SYNC_FILE + ".tmp.npz")
-        arrays = {f"policy_{i}": a for i, a in enumerate(self.policy)}
+        # Any: mypy reads **arrays as maybe savez's allow_pickle
+        arrays: dict[str, Any] = {f"policy_{i}": a for i, a in enumerate(self.policy)}
         np.savez(tmp, start=np.array([self.policy_start, self.sync_chunks], np.int64), **arrays)
         tmp.replace(path)
 

@@ -148,7 +148,7 @@ def hilo_ev_max(
 class CountTableTrainer:
     """The count-table learner's chunks; a chunk is the unit of checkpoints."""
 
-    columns = SHOE_COLUMNS
+    columns: tuple[str, ...] = SHOE_COLUMNS
 
     def __init__(self, args: Any, rules: Rules, out: Path, resume: bool) -> None:
         self.agent = self.new_agent(args, rules, out, resume)

@@ -210,7 +210,8 @@ class Model:
         """The kernel's backward pass against ``up`` (see ``_kernels.backward``) into a new UpResult;
         level: how much of each hand to value (``_kernels.split_levels``), None for every hand."""
         m = self.space.size
-        r = UpResult(*(np.zeros(m) for _ in range(6)), np.zeros((N_ROWS, K.N_CELL)))
+        z = np.zeros
+        r = UpResult(z(m), z(m), z(m), z(m), z(m), z(m), z((N_ROWS, K.N_CELL)))
         out = (r.js, r.jh, r.jd, r.jr, r.val, r.pbj, r.cells)
         level = self.full_level if level is None else level
         K.backward(up, base_removed, need, self.game, self.cache, self.arrays, actions, mode, weights, out, level)
@@ -465,7 +466,7 @@ def analyse(
     sp = model.space
     ups = range(1, 11)
     optimize = table is None
-    if optimize:
+    if table is None:
         actions = _initial_actions() if start is None else np.array(start, np.int64, copy=True)
     else:
         actions = table.actions.copy()

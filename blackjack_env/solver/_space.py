@@ -38,7 +38,7 @@ class HandSpace:
     cell_start: np.ndarray  # int64[len(DECISION_ROWS) + 1] group bounds in proc
     cell_row: np.ndarray  # int64[len(DECISION_ROWS)]
     by_cards: np.ndarray  # int64[M] hand ids by increasing number of cards
-    two_card: dict[tuple[int, int], int]  # (low value, high value) -> id of that two-card hand
+    two_card: dict[tuple[int, ...], int]  # (low value, high value) -> id of that two-card hand
 
     @property
     def size(self) -> int:
@@ -79,10 +79,10 @@ def hand_space() -> HandSpace:
     groups = [np.flatnonzero(row == r) for r in DECISION_ROWS]
     cell_start = np.zeros(len(groups) + 1, dtype=np.int64)
     cell_start[1:] = np.cumsum([len(g) for g in groups])
-    two_card = {}
-    for i in np.flatnonzero(n_cards == 2):
-        vals = [v + 1 for v in range(10) for _ in range(counts[i, v])]
-        two_card[(vals[0], vals[1])] = int(i)
+    two_card: dict[tuple[int, ...], int] = {}
+    for h in np.flatnonzero(n_cards == 2):
+        vals = [v + 1 for v in range(10) for _ in range(counts[h, v])]
+        two_card[(vals[0], vals[1])] = int(h)
     return HandSpace(
         counts=counts,
         n_cards=n_cards,
@@ -130,12 +130,12 @@ def dealer_space(hit_soft_17: bool) -> DealerSpace:
 
     blocks: list[list[tuple[int, ...]]] = []
     for up in range(1, 11):
-        level = [(0,) * 10]
-        states = []
+        level: list[tuple[int, ...]] = [(0,) * 10]
+        states: list[tuple[int, ...]] = []
         seen = set(level)
         while level:
             states.extend(level)
-            nxt = []
+            nxt: list[tuple[int, ...]] = []
             for drawn in level:
                 for v in range(10):
                     grown = list(drawn)

@@ -414,7 +414,7 @@ def _grid(
     return grid
 
 
-def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def _save(path: Path, arrays: dict[str, Any]) -> None:  # Any: mypy reads **arrays as maybe savez's allow_pickle
     """Into the cache, atomically (``atomic_file``)."""
     with atomic_file(path) as f:
         np.savez(f, **arrays)

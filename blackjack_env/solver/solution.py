@@ -269,7 +269,7 @@ class Solution:
     def save(self, path: str | Path) -> None:
         """Write atomically (``atomic_file``)."""
         path = Path(path)
-        arrays = {
+        arrays: dict[str, Any] = {  # Any: mypy reads **arrays as maybe savez's allow_pickle
             "actions": self.table.actions,
             "insurance": self.table.insurance,
             "action_ev": self.action_ev,

@@ -112,10 +112,11 @@ def rules_rows(report: Report) -> Rows:
 def ceiling_rows(ceiling: Ceiling) -> Rows:
     """Gain over basic strategy per 100 rounds: basic strategy (0: the baseline), the policy, the ceiling."""
     s = ceiling.share
+    (policy_low, policy_high), (low, high) = s["policy_gain_ci95"], s["gain_ci95"]
     return [
         ["basic strategy", fmt_per_100(0.0), "(the baseline)"],
-        ["the policy (simulated, paired)", fmt_per_100(s["policy_gain"]), _ci(*s["policy_gain_ci95"], fmt_per_100)],
-        ["the perfect counter (the ceiling)", fmt_per_100(s["gain"]), _ci(*s["gain_ci95"], fmt_per_100)],
+        ["the policy (simulated, paired)", fmt_per_100(s["policy_gain"]), _ci(policy_low, policy_high, fmt_per_100)],
+        ["the perfect counter (the ceiling)", fmt_per_100(s["gain"]), _ci(low, high, fmt_per_100)],
     ]
 
 

@@ -202,14 +202,14 @@ def chart_figure(
                     )
                 )
                 weight = "bold" if framed else "normal"
-                lines = mark.count("\n") + 1 if framed else 0
+                lines = mark.count("\n") + 1 if mark is not None else 0
                 two_lines = lines > 1
                 y = i + (0.2 if lines > 2 else 0.25 if two_lines else 0.35)
                 ax.text(j + 0.5, y, code, ha="center", va="center", fontsize=10, weight=weight, zorder=3)
                 if framed:
                     y = i + (0.66 if lines > 2 else 0.68 if two_lines else 0.75)
-                    size = 6 if lines > 2 else 7.5 if two_lines else 8.5
-                    ax.text(j + 0.5, y, mark, ha="center", va="center", fontsize=size, linespacing=0.85, zorder=3)
+                    points = 6 if lines > 2 else 7.5 if two_lines else 8.5
+                    ax.text(j + 0.5, y, mark, ha="center", va="center", fontsize=points, linespacing=0.85, zorder=3)
         ax.set_xlim(0, 10)
         ax.set_ylim(len(keys), 0)
         ax.set_xticks(np.arange(10) + 0.5, CHART_COLUMNS)
@@ -223,8 +223,8 @@ def chart_figure(
     if legend:
         handles += [Patch(facecolor="white", edgecolor=colour, lw=2.5, label=label) for colour, label in legend]
     else:
-        framed = "index play: its play and count below" if marks else "differs from basic strategy"
-        handles.append(Patch(facecolor="white", edgecolor="black", lw=2.5, label=framed))
+        meaning = "index play: its play and count below" if marks else "differs from basic strategy"
+        handles.append(Patch(facecolor="white", edgecolor="black", lw=2.5, label=meaning))
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6))
     fig.suptitle(f"{table.name}: second letter = fallback when the first is not allowed")
     fig.savefig(path, format="png")

@@ -85,7 +85,7 @@ class Learner:
 
     @property
     def has_share(self) -> bool:
-        return bool(self.curve) and all(c in self.curve[0] for c in SHARE_COLUMNS)
+        return self.curve is not None and bool(self.curve) and all(c in self.curve[0] for c in SHARE_COLUMNS)
 
     def marks(self) -> tuple[dict[tuple[int, int], str], dict[tuple[int, int], str]]:
         """The chart's marks and frame colours by cell (row, up card): "L" the learned entry, "G" the
