@@ -553,8 +553,7 @@ def check_table(
             "the shoe game needs a shoe dealt to a cut card; these rules shuffle every round "
             "(set penetration, e.g. --set penetration=0.75)"
         )
-    if not 1 <= seats <= E.MAX_SEATS:
-        raise ValueError(f"--seats must be 1..{E.MAX_SEATS}, got {seats}")
+    E.check_seats(seats, "--seats")
     if not -1 <= seat < seats:
         raise ValueError(f"--seat must be 0..{seats - 1} or all, got {seat}")
     if bets[0] == 0 and (seats < 2 or seat < 0):

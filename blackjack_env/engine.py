@@ -38,6 +38,8 @@ plain-Python mode never overflows), seeded from a ``numpy.random.SeedSequence``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ._jit import njit
@@ -107,6 +109,15 @@ DOUBLE_ANY, DOUBLE_9_11, DOUBLE_10_11 = range(3)
 MAX_CARDS = 24  # cards one hand (or the dealer) can hold: 21 aces and a bust card fit
 MAX_STACK = 64  # most stacked cards one round can take
 MAX_SEATS = 7  # boxes at a table
+
+
+def check_seats(seats: Any, name: str = "seats") -> int:
+    """A table's boxes, checked where a caller takes them (``name``: the argument or flag, e.g. ``--seats``):
+    a whole number 1..MAX_SEATS, returned as an int; anything else is a ``ValueError`` naming ``name``."""
+    if isinstance(seats, bool) or not isinstance(seats, (int, np.integer)) or not 1 <= seats <= MAX_SEATS:
+        raise ValueError(f"{name} must be a whole number of boxes 1..{MAX_SEATS}, got {seats!r}")
+    return int(seats)
+
 
 # a seat's block in st (seat_slot): its scalars while another seat acts, and its own flags
 SEAT_NUM_HANDS = 0

@@ -41,8 +41,7 @@ def check_options(rules: Rules, count_obs: str, reward: str, seats: int = 1, sea
         raise ValueError(f"count_obs={count_obs!r} needs a finite shoe; these rules have an infinite deck (decks=0)")
     if reward not in REWARD_MODES:
         raise ValueError(f"reward must be one of {', '.join(REWARD_MODES)}, got {reward!r}")
-    if isinstance(seats, bool) or not isinstance(seats, (int, np.integer)) or not 1 <= seats <= E.MAX_SEATS:
-        raise ValueError(f"seats must be a whole number of boxes 1..{E.MAX_SEATS}, got {seats!r}")
+    E.check_seats(seats)
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < seats:
         raise ValueError(f"seat must be the agent's box, 0..{seats - 1} (0 is dealt first), got {seat!r}")
 

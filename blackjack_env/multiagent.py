@@ -59,13 +59,6 @@ TABLE_INFO_KEYS = {
 }
 
 
-def check_seats(seats: Any) -> int:
-    """The table's seats, one agent each: a whole number 1..7."""
-    if isinstance(seats, bool) or not isinstance(seats, (int, np.integer)) or not 1 <= seats <= E.MAX_SEATS:
-        raise ValueError(f"seats must be a whole number of boxes 1..{E.MAX_SEATS} (one agent each), got {seats!r}")
-    return int(seats)
-
-
 class BlackjackTableEnv(AECEnv):
     """Casino blackjack at a table of 1-7 agents (PettingZoo AEC), the dealer played by the engine.
 
@@ -137,7 +130,7 @@ class BlackjackTableEnv(AECEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        self.seats = check_seats(seats)
+        self.seats = E.check_seats(seats)  # one agent each
         if game not in GAMES:
             raise ValueError(f"game must be 'round' (a round an episode) or 'shoe' (a shoe an episode), got {game!r}")
         self.game = game

@@ -383,8 +383,7 @@ class Table:
     others: Policy | None = None
 
     def __post_init__(self) -> None:
-        if not 1 <= self.seats <= E.MAX_SEATS:
-            raise ValueError(f"seats must be 1..{E.MAX_SEATS}, got {self.seats}")
+        E.check_seats(self.seats)
         if not 0 <= self.seat < self.seats:
             raise ValueError(f"seat must be 0..{self.seats - 1} (seat 0 is dealt first), got {self.seat}")
         if self.seats > 1 and self.others is None:

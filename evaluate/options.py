@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from blackjack_env import __version__
-from blackjack_env.engine import MAX_SEATS
+from blackjack_env.engine import check_seats
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules, field_names
 from blackjack_env.simulate import Policy, Table
 from blackjack_env.solver.ceiling import STRATA as CEILING_STRATA
@@ -127,8 +127,10 @@ def policy_rules(args: argparse.Namespace) -> tuple[Rules, Path | None]:
 
 def table_from_args(args: argparse.Namespace, rules: Rules) -> Table:
     """Where the evaluated policy sits (--seats, --seat); the other boxes play basic strategy."""
-    if not 1 <= args.seats <= MAX_SEATS:
-        raise CliError(f"--seats must be 1..{MAX_SEATS} boxes, got {args.seats}")
+    try:
+        check_seats(args.seats, "--seats")
+    except ValueError as error:
+        raise CliError(str(error)) from None
     if not 0 <= args.seat < args.seats:
         raise CliError(f"--seat must be 0..{args.seats - 1} (seat 0 is dealt first), got {args.seat}")
     others = Policy.from_table(basic_strategy_table(rules)) if args.seats > 1 else None

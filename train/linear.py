@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from blackjack_env.agents.linear import LinearAgent
+from blackjack_env.engine import check_seats
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
 
@@ -40,8 +41,7 @@ def check_linear_args(args: Any, rules: Rules) -> None:
     """Everything --algo linear can refuse, before anything is written (one line each)."""
     if args.reward != "sampled":
         raise ValueError("--env shoe learns from the dealt results (--reward sampled)")
-    if not 1 <= args.seats <= 7:
-        raise ValueError(f"--seats must be 1..7, got {args.seats}")
+    check_seats(args.seats, "--seats")
     _agent(args, rules)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from blackjack_env.agents.count_table import CountTableAgent
 from blackjack_env.counting import built_in_strategy
+from blackjack_env.engine import check_seats
 from blackjack_env.evaluate.columns import SHOE_COLUMNS
 from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
@@ -271,7 +272,6 @@ def check_count_table_args(args: Any, rules: Rules) -> None:
         raise ValueError("--env shoe learns from the dealt results (--reward sampled)")
     system = load_system(args.system)
     bets = bets_of(args.bets, args.spread)
-    if not 1 <= args.seats <= 7:
-        raise ValueError(f"--seats must be 1..7, got {args.seats}")
+    check_seats(args.seats, "--seats")
     seat = seat_of(args.seat, args.seats)
     CountTableAgent(rules, system, bets, args.seats, seat, args.seed, args.chunk_steps)

@@ -64,8 +64,7 @@ def shoe_arguments_of(args: Any, rules: Rules) -> dict[str, Any]:
             "--env shoe --algo ppo observes hilo (Hi-Lo's true count) or composition (the unseen cards per value) "
             f"as --system; got {args.system!r}"
         )
-    if not 1 <= args.seats <= E.MAX_SEATS:
-        raise ValueError(f"--seats must be 1..{E.MAX_SEATS}, got {args.seats}")
+    E.check_seats(args.seats, "--seats")
     seat = seat_of(args.seat, args.seats)
     if seat < 0:
         raise ValueError("--seat all is for the count-table learner; --algo ppo plays one seat (--seat K)")

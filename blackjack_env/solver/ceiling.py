@@ -697,8 +697,7 @@ def check_rules(rules: Rules, samples: int, seats: int, seat: int) -> None:
         )
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
-    if not 1 <= seats <= E.MAX_SEATS:
-        raise ValueError(f"seats must be 1..{E.MAX_SEATS}, got {seats}")
+    E.check_seats(seats)
     if not 0 <= seat < seats:
         raise ValueError(f"seat must be 0..{seats - 1} (seat 0 is dealt first), got {seat}")
 
