@@ -389,6 +389,37 @@ def parse_system(spec: Any) -> CountingSystem:
     raise ValueError(f'system must be a built-in name ({", ".join(SYSTEMS)}) or {{"tags": ..., "balanced": ...}}')
 
 
+def load_system(spec: str | Path | CountingSystem, flag: str = "") -> CountingSystem:
+    """A counting system as a user names one: a :class:`CountingSystem` as it is, a built-in name, or the path
+    of a JSON file (a ``.json`` name or any existing file) holding a system (``{"tags": {"A": ..., "10": ...},
+    "balanced": bool}``, named by its ``"name"`` or else the file's stem) or a counting strategy (its system is
+    taken). Every problem is one ``ValueError`` line naming the file, led by ``flag`` (``--system``) where given."""
+    if isinstance(spec, CountingSystem):
+        return spec
+    lead = f"{flag}: " if flag else ""
+    path = Path(spec)
+    spec = str(spec)
+    if spec in SYSTEMS or not (path.suffix == ".json" or path.is_file()):
+        try:
+            return system(spec)
+        except ValueError as error:
+            raise ValueError(
+                f"{lead}{error}; or give the path of a JSON file holding a system's tags and balanced (or a strategy)"
+            ) from None
+    try:
+        data = json.loads(path.read_text())
+    except OSError as error:
+        raise ValueError(f"{lead}counting system file {spec}: cannot read it ({error.strerror})") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{lead}counting system file {spec}: not JSON ({error})") from None
+    if isinstance(data, Mapping) and "system" in data:  # a counting strategy: its system
+        data = data["system"]
+    try:
+        return parse_system({"name": path.stem, **data} if isinstance(data, Mapping) else data)
+    except ValueError as error:
+        raise ValueError(f"{lead}counting system file {spec}: {error}") from None
+
+
 def spread_ramp(spread: str) -> tuple[tuple[float, float], ...]:
     """The usual ramp for a spread "MIN-MAX" (e.g. "1-8"): the minimum up to a true count below +2,
     then a quarter of the spread more per count, the maximum from +5 on (1-8: 1, 2, 4, 6, 8 at
@@ -468,6 +499,7 @@ __all__ = [
     "CountingSystem",
     "IndexEntry",
     "built_in_strategy",
+    "load_system",
     "parse_system",
     "spread_ramp",
     "system",

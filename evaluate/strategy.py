@@ -21,8 +21,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from blackjack_env.counting import load_system
 from blackjack_env.solver import ACTION_NAMES, Removal, Solution, effects_of_removal, generate_indices, solve
-from blackjack_env.solver.indices import check_rules, load_system
+from blackjack_env.solver.indices import check_rules
 from blackjack_env.strategy import CHART_UPS, N_ROWS, row_label, up_label
 
 from .options import OneLineParser, add_rules_arguments, rules_from_args
@@ -221,7 +222,7 @@ def indices_main(args: argparse.Namespace) -> int:
         if args.removal:
             raise ValueError("--indices and --removal are separate outputs; give one")
         rules = rules_from_args(args)
-        system = load_system(args.indices)
+        system = load_system(args.indices, "--indices")
         check_rules(rules)
         if args.plot:
             import matplotlib  # noqa: F401  (fail before the work: the plot needs it)

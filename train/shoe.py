@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from blackjack_env.agents.count_table import CountTableAgent
-from blackjack_env.counting import built_in_strategy
+from blackjack_env.counting import built_in_strategy, load_system
 from blackjack_env.engine import check_seats
 from blackjack_env.evaluate.columns import SHOE_COLUMNS
 from blackjack_env.evaluate.runner import simulate
@@ -37,7 +37,7 @@ from blackjack_env.strategy import StrategyTable
 
 from .backends import ChunkRunner, make_backend
 from .ceiling import CEILING_COLUMNS, TrainCeiling
-from .shoe_args import bets_of, load_system, seat_of
+from .shoe_args import bets_of, seat_of
 
 #: The Hi-Lo baseline with the EV-maximising ramp, written into the run directory.
 HILO_FILE = "hilo-i18-fab4-ev-max.json"
@@ -176,7 +176,7 @@ class CountTableTrainer:
             return CountTableAgent.load(out)
         return CountTableAgent(
             rules,
-            load_system(args.system),
+            load_system(args.system, "--system"),
             bets=bets_of(args.bets, args.spread),
             seats=args.seats,
             seat=seat_of(args.seat, args.seats),
@@ -270,7 +270,7 @@ def check_count_table_args(args: Any, rules: Rules) -> None:
     """Everything --env shoe --algo tabular can refuse, before anything is written (one line each)."""
     if args.reward != "sampled":
         raise ValueError("--env shoe learns from the dealt results (--reward sampled)")
-    system = load_system(args.system)
+    system = load_system(args.system, "--system")
     bets = bets_of(args.bets, args.spread)
     check_seats(args.seats, "--seats")
     seat = seat_of(args.seat, args.seats)

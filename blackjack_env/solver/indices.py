@@ -70,8 +70,7 @@ import numpy as np
 
 from .. import engine as E
 from .._source import code_key, touch
-from ..counting import SYSTEMS, CountingSystem, parse_system
-from ..counting import system as builtin_system
+from ..counting import CountingSystem, load_system
 from ..parallel import parallel_map
 from ..rules import Rules
 from ..strategy import CHART_UPS, N_ROWS, PAIR_BASE, row_label, up_label
@@ -211,26 +210,6 @@ def play_text(entry: dict[str, Any], short: bool = False) -> str:
         return f"{action}{sign}{entry['index']:+.1f}"
     other = {"S": " (else H)", "H": " (else S)"}.get(action, "")
     return f"{action} {sign} {entry['index']:+.2f}{other}"
-
-
-def load_system(spec: str | CountingSystem) -> CountingSystem:
-    """A built-in system by name, or a JSON file ``{"tags": {"A": ..., "10": ...}, "balanced": bool}``."""
-    if isinstance(spec, CountingSystem):
-        return spec
-    path = Path(spec)
-    if spec not in SYSTEMS and (spec.endswith(".json") or path.is_file()):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as error:
-            raise ValueError(f"counting system file {spec}: {error}") from None
-        try:
-            return parse_system({"name": path.stem, **data} if isinstance(data, Mapping) else data)
-        except ValueError as error:
-            raise ValueError(f"counting system file {spec}: {error}") from None
-    try:
-        return builtin_system(spec)
-    except ValueError as error:
-        raise ValueError(f"{error}; or give a JSON file with tags and balanced") from None
 
 
 def check_rules(rules: Rules) -> None:
