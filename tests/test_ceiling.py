@@ -25,6 +25,7 @@ from blackjack_env import engine as E
 from blackjack_env.evaluate.strategy import main as strategy_main
 from blackjack_env.rules import Rules
 from blackjack_env.solver import ceiling, solve
+from blackjack_env.solver._ceiling_strata import _allocate
 from blackjack_env.solver.ceiling import (
     MIN_PER_STRATUM,
     N_VALUES,
@@ -32,7 +33,6 @@ from blackjack_env.solver.ceiling import (
     V_BEST,
     V_CELLS,
     Design,
-    _allocate,
     check_bets,
     gain_proxy,
     record_chunk,
