@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from blackjack_env.env import STRATEGY_FILE
+from blackjack_env.env_kit import STRATEGY_FILE
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import StrategyTable
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from blackjack_env import engine as E
 from blackjack_env._jit import njit
-from blackjack_env.env import REWARD_MODES, check_options
+from blackjack_env.env_kit import REWARD_MODES, check_options
 from blackjack_env.rules import MAX_HANDS, Rules
 from blackjack_env.strategy import (
     N_PLAY,

@@ -21,7 +21,7 @@ from . import engine as E
 from . import render as R
 from . import table as T
 from .cards import card_name
-from .env import (
+from .env_kit import (
     COUNT_MODES,
     INFO_KEYS,
     OBS_NAMES,

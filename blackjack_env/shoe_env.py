@@ -11,7 +11,8 @@ import numpy as np
 from . import engine as E
 from . import table as T
 from .counting import hilo_count
-from .env import INFO_KEYS, Action, BlackjackEnv, observation_nvec
+from .env import BlackjackEnv
+from .env_kit import INFO_KEYS, Action, observation_nvec
 from .rules import DEFAULT_PRESET, Rules
 
 DEFAULT_BETS = (1, 2, 4, 8)

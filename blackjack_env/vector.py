@@ -29,7 +29,7 @@ from gymnasium.vector.utils import batch_space
 from . import engine as E
 from . import table as T
 from ._jit import first_call_notice, njit
-from .env import (
+from .env_kit import (
     COUNT_MODES,
     OBS_NAMES,
     REWARD_MODES,

@@ -51,7 +51,7 @@ from typing import Any
 from tqdm import tqdm
 
 from blackjack_env.agents.tabular import TabularAgent
-from blackjack_env.env import REWARD_MODES
+from blackjack_env.env_kit import REWARD_MODES
 from blackjack_env.evaluate.options import CEILING_SAMPLES, CEILING_STRATA, OneLineParser, add_ceiling_arguments
 from blackjack_env.ray_cluster import check_address
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules
@@ -95,6 +95,7 @@ BATCH_PPO_FIELDS = {
     "gae_lambda": "gae_lambda",
     "ent_coef": "ent_coef",
     "net_arch": "hidden",
+    "explore_starts": "explore_starts",
 }
 #: What a resumed run may set anew; everything else comes from its config.json.
 RESUME_MAY_CHANGE = ("steps", "out", "progress", "torch_threads", "backend", "workers", "ray_address")
@@ -172,6 +173,9 @@ class Args:
     gae_lambda: float = 1.0
     ent_coef: float = 0.01  # keeps rarely right actions (surrender, double) explored: 0 plateaus at 0.4 pp
     net_arch: str = "256,256"
+    # --algo batch-ppo, one-round game: the share of rounds dealt from a random table cell (exploring
+    # starts; train/batch_ppo.py BatchPPOConfig.explore_starts, its default); 0 elsewhere
+    explore_starts: float = 0.0
     # torch's intra-op threads; 0: torch's default (one per core). 1 is the fastest measured for this
     # small network (the docs' training guide): with a thread per core, torch's pool spins
     # against any other busy process, 13x slower on a busy 2-core machine, for identical results
@@ -315,11 +319,13 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         raise ValueError(f"--torch-threads must be >= 0 (0: one per core), got {args.torch_threads}")
     if args.reward not in REWARD_MODES:
         raise ValueError(f"--reward must be one of {', '.join(REWARD_MODES)}, got {args.reward!r}")
+    if args.explore_starts and args.algo != "batch-ppo":
+        raise ValueError(f"--explore-starts is for --algo batch-ppo, not {args.algo}")
     if args.algo == "batch-ppo" and not ns.resume:
         check_learner_installed(args.algo)
         from .batch_ppo import BatchPPOConfig  # optional dependency: torch (the train extra)
 
-        defaults = BatchPPOConfig()
+        defaults = dataclasses.replace(BatchPPOConfig(), explore_starts=0.0) if args.env == "shoe" else BatchPPOConfig()
         for name, field_name in BATCH_PPO_FIELDS.items():
             if name not in given:
                 value = getattr(defaults, field_name)
@@ -340,6 +346,10 @@ def batch_ppo_config(args: Args) -> Any:
     for name in ("n_envs", "n_steps", "batch_size", "n_epochs"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not 0.0 <= args.explore_starts <= 1.0:
+        raise ValueError(f"--explore-starts must be a share from 0 to 1, got {args.explore_starts}")
+    if args.explore_starts > 0 and args.env == "shoe":
+        raise ValueError("--explore-starts is for the one-round game (--env round): a shoe is dealt as it comes")
     if any(h < 1 for h in hidden):
         raise ValueError(f"--net-arch must be layer widths >= 1, got {args.net_arch!r}")
     values = {field_name: getattr(args, name) for name, field_name in BATCH_PPO_FIELDS.items()}
