@@ -35,6 +35,7 @@ from .env_kit import (
     REWARD_MODES,
     check_options,
     count_names,
+    load_stack,
     observation_nvec,
     seed_table,
     table_policy,
@@ -346,6 +347,11 @@ class BlackjackVectorEnv(VectorEnv):
         info: dict[str, Any] = {"action_mask": self._mask.copy()}
         truncated = np.zeros(self.num_envs, np.bool_)
         return self._obs.copy(), self._rewards.copy(), self._terminated.copy(), truncated, info
+
+    def stack_cards(self, table: int, codes: list[int]) -> None:
+        """Table ``table``'s next round is dealt ``codes`` (engine card codes, in the deal's order)
+        first, as ``reset(options={"cards": ...})`` stacks a single env's: for exploring starts."""
+        load_stack(self._st[table], self.rules, codes)
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of every table, bool[N, n_actions]."""

@@ -120,6 +120,8 @@ def test_the_shoe_game_trains_and_plays_legal_bets(tmp_path: Path, capsys: pytes
         (["--net-arch", "wide"], "--net-arch must be layer widths"),
         (["--n-envs", "0"], "--n-envs must be >= 1"),
         (["--env", "shoe", "--set", "penetration=0.75", "--seat", "all"], "--seat all is for the count-table learner"),
+        (["--explore-starts", "1.5"], "--explore-starts must be a share from 0 to 1"),
+        (["--env", "shoe", "--set", "penetration=0.75", "--explore-starts", "0.5"], "is for the one-round game"),
     ],
 )
 def test_bad_input_is_one_line_and_nothing_written(
@@ -130,3 +132,28 @@ def test_bad_input_is_one_line_and_nothing_written(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and says in err
     assert not run.exists()
+
+
+def test_explore_starts_is_batch_ppos_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert train_main(["--algo", "tabular", "--explore-starts", "0.5", "--out", str(tmp_path / "t")]) == 2
+    assert "--explore-starts is for --algo batch-ppo" in capsys.readouterr().err
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_exploring_starts_deal_up_cards_alike(share: float) -> None:
+    """An exploring start draws its up card uniformly (a ten one time in ten); as cards fall, four
+    ranks of thirteen are ten-valued. Read at the first decisions after each round's end."""
+    from blackjack_env import engine as E
+
+    rules = Rules()
+    config = BatchPPOConfig(num_tables=256, num_steps=60, seed=3, explore_starts=share)
+    torch.manual_seed(0)
+    tables = make_tables(rules, config, None)
+    stats = EpisodeStats(np.zeros(config.num_tables))
+    r = collect(network(rules, (16,), None), tables, config.num_steps, torch.Generator().manual_seed(0), stats)
+    first = r.obs[1:][r.dones[:-1].bool()]
+    first = first[first[:, E.O_PHASE] == E.P_PLAY]
+    tens = float((first[:, E.O_UP] == 10).float().mean())
+    assert len(first) > 2000
+    assert (tens < 0.14) if share else (tens > 0.25), tens
