@@ -50,7 +50,7 @@ from blackjack_env.solver import solve
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_cell
 from blackjack_env.table import EVERY_SEAT, POLICY_TABLE, play_until
 
-from .count_table import check_table
+from .shoe_game import check_table
 from .tabular import MAX_DECISIONS
 from .tabular import _epsilon_greedy as _tabular_epsilon_greedy
 from .tabular import _greedy as _tabular_greedy

@@ -56,7 +56,7 @@ def load_policy(spec: str, rules: Rules, spread: str | None = None) -> Policy:
     model = _linear_model(spec)
     if model is not None:
         if spread is not None:  # its bets: MIN, doubling, up to MAX, chosen by its value as before
-            from blackjack_env.agents.count_table import spread_bets
+            from blackjack_env.agents.shoe_game import spread_bets
 
             model = model.with_bets(spread_bets(spread))
         return Policy.from_linear(model, rules, basic_strategy_table(rules))

@@ -4,7 +4,7 @@ for every learner of ``blackjack-train --env shoe`` (count-table, composition, P
 
 from __future__ import annotations
 
-from blackjack_env.agents.count_table import parse_bets, spread_bets
+from blackjack_env.agents.shoe_game import parse_bets, spread_bets
 
 
 def bets_of(bets: str, spread: str) -> tuple[float, ...]:

@@ -1,0 +1,237 @@
+"""The count-table learner's compiled half (``blackjack_env.agents.count_table``): its count buckets, the
+layout of its statistics, and the kernel that plays a chunk of rounds of the shoe game and rolls out every
+other legal answer at each of the learner's decisions on a copy of the table (paired rollouts)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from blackjack_env import count_policy as CP
+from blackjack_env import engine as E
+from blackjack_env._jit import njit
+from blackjack_env.counting import VALUE_WEIGHTS, CountingSystem
+from blackjack_env.rules import Rules
+from blackjack_env.strategy import N_PLAY, table_cell, table_decision
+from blackjack_env.table import EVERY_SEAT, play_until
+
+#: Hi-Lo's tags' per-card standard deviation: the unit of the bucket widths.
+_HILO_SD = math.sqrt(10.0 / 13.0)
+# statistics per entry: summed weight, weighted return, weighted squared return
+W, WR, WRR = 0, 1, 2
+# chunk totals: rounds, summed learner-seat results, learner decisions, rolled-out answers
+T_ROUNDS, T_SUM, T_DECISIONS, T_ROLLOUTS = 0, 1, 2, 3
+#: The pairs (a, c), a < c, of play actions whose paired differences v_a - v_c are kept per cell.
+PAIRS = tuple(itertools.combinations(range(N_PLAY), 2))
+N_PAIRS = len(PAIRS)
+PAIR_FIRST = np.array([a for a, _ in PAIRS], np.int64)
+PAIR_SECOND = np.array([c for _, c in PAIRS], np.int64)
+PAIR_ID = np.full((N_PLAY, N_PLAY), -1, np.int64)
+for _i, (_a, _c) in enumerate(PAIRS):
+    PAIR_ID[_a, _c] = _i
+#: A far answer is rolled out at one decision in FAR_EVERY (a near one at every decision).
+FAR_EVERY = 8
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    """Count buckets: bucket i (0 < i < n - 1) holds counts in [lo + i w, lo + (i + 1) w); the
+    first and last also hold everything below and above."""
+
+    lo: float
+    width: float
+    n: int
+
+    def edge(self, i: int) -> float:
+        """The lower edge of bucket i (i >= 1), computed as the kernel computes it."""
+        return self.lo + i * self.width
+
+    def array(self) -> np.ndarray:
+        return np.array([self.lo, self.width, float(self.n)])
+
+
+def tag_sd(system: CountingSystem) -> float:
+    """The standard deviation of the system's tag over one card of a full deck."""
+    tags = np.asarray(system.tags)
+    w = VALUE_WEIGHTS / VALUE_WEIGHTS.sum()
+    mean = float(w @ tags)
+    return math.sqrt(max(float(w @ (tags * tags)) - mean * mean, 0.0))
+
+
+def bucket_spec(system: CountingSystem, rules: Rules) -> BucketSpec:
+    """The bucket rule of the module docstring, for this system, deck count and penetration."""
+    cards = 52 * rules.decks
+    seen = rules.penetration * cards
+    sd = tag_sd(system)
+    # the running count's spread after the cut card's worth of cards, drawn without replacement
+    sd_running = sd * math.sqrt(seen * (cards - seen) / (cards - 1))
+    if system.balanced:
+        width = sd / _HILO_SD
+        spread = sd_running * 52.0 / max(cards - seen, 1.0)  # the true count's, at the cut card
+        half = max(2, math.ceil(2.0 * spread / width))
+        return BucketSpec(-half * width, width, 2 * half)
+    width = sd / _HILO_SD * rules.decks * (1.0 - rules.penetration / 2.0)
+    start = system.initial_running_count(rules.decks)
+    drift = seen * system.deck_sum() / 52.0  # where the running count ends on average
+    low = min(start, start + drift) - 2.0 * sd_running
+    high = max(start, start + drift) + 2.0 * sd_running
+    below = math.ceil((start - low) / width)
+    n = max(4, below + math.ceil((high - start) / width))
+    return BucketSpec(start - below * width, width, n)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _bucket(spec, count):
+    """The count's bucket, consistent with a ramp comparing the count to ``lo + i * width``."""
+    lo = spec[0]
+    width = spec[1]
+    n = int(spec[2])
+    b = math.floor((count - lo) / width)
+    if b >= 1 and b < n and count < lo + b * width:
+        b -= 1
+    elif b + 1 < n and b >= 0 and count >= lo + (b + 1) * width:
+        b += 1
+    return min(max(b, 0), n - 1)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _copy(dst, src):
+    """dst[:] = src without numba's runtime (a slice assignment may need a temporary)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@njit(cache=True, _nrt=False)
+def _rollout(seat_of_value, action, real, scratch, mask, game, policy, at_table):
+    """The acting seat's round result if it answered ``action`` now and the frozen greedy policy
+    played on: the round finished on a copy of the table (``*0``: the real one, left untouched).
+    The copy keeps the shoe's random stream, so every action of a decision, and the real play
+    after it, meets the same unseen cards (common random numbers). ``real`` and ``scratch``: the
+    tables (st, hands, shoe, res, prngs)."""
+    rv, params, spec, stop, kinds, actions, insurance = game
+    ranking, ins_take, _ = policy
+    st0, hands0, shoe0, res0, prngs0 = real
+    st, hands, shoe, res, prngs = scratch
+    _copy(st, st0)
+    _copy(shoe, shoe0)
+    _copy(res, res0)
+    for i in range(hands0.shape[0]):
+        _copy(hands[i], hands0[i])
+    _copy(prngs[0], prngs0[0])
+    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+    while st[E.S_PHASE] != E.P_OVER:
+        b = _bucket(spec, CP.true_count(params, st))
+        a = table_decision(ranking[b], ins_take[b], st, hands)  # STAND settles a round to settle
+        play_until(st, hands, shoe, rv, res, a, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+    return res[seat_of_value * E.RES_SIZE + E.RES_REWARD]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _add(stats_row, x):
+    stats_row[W] += 1.0
+    stats_row[WR] += x
+    stats_row[WRR] += x * x
+
+
+@njit(cache=True, _nrt=False)
+def learn_chunk_kernel(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pre_stats, totals, words, n_rounds,
+                 seats, seat, kinds, actions, insurance, work, at_table):  # fmt: skip
+    """Play ``n_rounds`` rounds of a fresh shoe, the learner in ``seat`` (-1: every seat) greedy in
+    the frozen ``ranking``/``ins_take``; at each of its decisions every other legal answer is
+    rolled out on a copy of the table (:func:`_rollout`). Adds to the (zeroed) stats, per (bucket,
+    cell, pair of legal actions a < c) the paired difference v_a - v_c (the real play is the
+    greedy answer's value); to ins_stats per (bucket, natural) taking insurance's minus not; to
+    pre_stats per bucket before the deal the round's result; and to totals. An answer the policy
+    finds far from its best in this bucket and cell (``near`` false) is rolled out only at one
+    decision in FAR_EVERY (at random), which keeps its pairs an unbiased sample of the cell's."""
+    st, hands, shoe, res, mask, prngs, prng, trace, values, depth, scratch = work
+    real = (st, hands, shoe, res, prngs)
+    st[:] = 0
+    hands[:, :] = 0
+    E.set_seats(st, seats)
+    E.load_rules(st, rv)
+    E.fresh_shoe(st, shoe, int(rv[E.R_DECKS]), words)
+    for k in range(4):
+        prng[k] = words[4 + k]
+        prngs[0, k] = words[8 + k]
+    for s in range(E.MAX_SEATS):
+        st[E.seat_slot(s, E.SEAT_POLICY)] = 0  # the other seats: the table policy given
+    stop = EVERY_SEAT if seat < 0 else seat
+    game = (rv, params, spec, stop, kinds, actions, insurance)
+    policy = (ranking, ins_take, near)
+    for _ in range(n_rounds):
+        due = E.shuffle_due(st)
+        b0 = _bucket(spec, params[CP.PC_INITIAL] if due else CP.true_count(params, st))
+        for s in range(seats):
+            depth[s] = 0
+        play_until(st, hands, shoe, rv, res, -1, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+        while st[E.S_PHASE] != E.P_OVER:
+            if st[E.S_PHASE] == E.P_SETTLE:  # nothing to decide: STAND settles the round
+                play_until(
+                    st, hands, shoe, rv, res, E.STAND, stop, kinds, actions, insurance, mask, prngs, None, at_table
+                )
+                continue
+            s = E.acting_seat(st, at_table)
+            d = depth[s]
+            b = _bucket(spec, CP.true_count(params, st))
+            best = table_decision(ranking[b], ins_take[b], st, hands)
+            trace[s, d, 0] = b
+            trace[s, d, 3] = best
+            measured = 0
+            if st[E.S_PHASE] == E.P_INSURANCE:
+                trace[s, d, 1] = -1
+                trace[s, d, 2] = st[E.S_NATURAL]
+                other = E.NO_INSURANCE if best == E.INSURANCE else E.INSURANCE
+                values[s, d, 0] = _rollout(s, other, real, scratch, mask, game, policy, at_table)
+                totals[T_ROLLOUTS] += 1
+            else:
+                E.legal_mask(st, hands, mask)
+                row, col, _ = table_cell(st, hands)
+                trace[s, d, 1] = row
+                trace[s, d, 2] = col
+                for a in range(N_PLAY):
+                    if mask[a] and (near[b, row, col, best, a] or E.uniform_int(prng, 0, FAR_EVERY) == 0):
+                        measured |= 1 << a
+                measured |= 1 << best
+                for a in range(N_PLAY):
+                    if measured >> a & 1 and a != best:
+                        values[s, d, a] = _rollout(s, a, real, scratch, mask, game, policy, at_table)
+                        totals[T_ROLLOUTS] += 1
+            trace[s, d, 4] = measured  # the answers valued at this decision
+            depth[s] = d + 1
+            totals[T_DECISIONS] += 1
+            play_until(st, hands, shoe, rv, res, best, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+        for s in range(seats):
+            if seat >= 0 and s != seat:
+                continue
+            reward = res[s * E.RES_SIZE + E.RES_REWARD]
+            totals[T_SUM] += reward
+            _add(pre_stats[b0], reward)
+            for d in range(depth[s]):
+                b, row, col, best, measured = (
+                    trace[s, d, 0],
+                    trace[s, d, 1],
+                    trace[s, d, 2],
+                    trace[s, d, 3],
+                    trace[s, d, 4],
+                )
+                if row < 0:  # insurance: taking it minus not
+                    _add(
+                        ins_stats[b, col], reward - values[s, d, 0] if best == E.INSURANCE else values[s, d, 0] - reward
+                    )
+                    continue
+                values[s, d, best] = reward
+                for i in range(N_PAIRS):
+                    a, c = PAIR_FIRST[i], PAIR_SECOND[i]
+                    if measured >> a & 1 and measured >> c & 1:
+                        _add(stats[b, row, col, i], values[s, d, a] - values[s, d, c])
+        totals[T_ROUNDS] += 1
+
+
+def chunk_words(seed: int, index: int) -> np.ndarray:
+    """The seed words of a run's chunk ``index`` (its shoe and exploration streams): a chunk is
+    fixed by (seed, index) alone, so chunks can be played in any order, anywhere."""
+    return E.seed_words(np.random.SeedSequence([seed, index]), 3)
