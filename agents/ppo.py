@@ -61,8 +61,8 @@ def cell_observations(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     Shapes int64[38, 10, 12], bool[38, 10, 7], int64[38, 10, 12]."""
     first = np.zeros((N_ROWS, N_UP, E.OBS_BASE), np.int64)
     masks = np.zeros((N_ROWS, N_UP, E.N_ACTIONS), np.bool_)
-    double_on, surrender, vs_ace_ten = (
-        int(v) for v in rules.to_array()[[E.R_DOUBLE_ON, E.R_SURRENDER, E.R_SURR_VS_ACE_TEN]]
+    double_on, surrender, vs_ace_ten, split_to, resplit_aces = (
+        int(v) for v in rules.to_array()[[E.R_DOUBLE_ON, E.R_SURRENDER, E.R_SURR_VS_ACE_TEN, E.R_SPLIT_TO, E.R_RSA]]
     )
     for row in range(N_ROWS):
         if row < SOFT_BASE:
@@ -76,7 +76,7 @@ def cell_observations(rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]
             up = col + 1
             can_double = total < HARD_MAX and bool(E.may_double(double_on, total))  # 21 is never played
             can_surrender = bool(E.may_surrender_vs(surrender, vs_ace_ten, up))
-            can_split = pair > 0 and rules.split_to > 1
+            can_split = pair > 0 and bool(E.may_split(split_to, resplit_aces, 1, False))  # an unsplit pair
             first[row, col] = [E.P_PLAY, total, soft, pair, can_double, can_split, can_surrender, up, 1, 0, 0, 0]
             masks[row, col, [E.STAND, E.HIT]] = True
             masks[row, col, E.DOUBLE] = can_double

@@ -61,30 +61,11 @@ def cell_slot(row, col, question):
     return (row * N_UP + col) * N_QUESTIONS + question
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _unseen_tags(params, st, code):
-    """The tags of a rank's cards still in the shoe."""
-    return params[PC_TAGS + code] * st[E.S_COUNTS + code]
-
-
 @njit(cache=True, _nrt=False, forceinline=True)
 def running_count(params, st):
     """The running count of every card seen so far: the count with every card seen less the tags
-    of the unseen ones (the shoe's remaining cards, a hole card still face down). The ten-valued
-    ranks share a tag, so their counts are added first; the ten products are summed as a tree
-    (short dependency chains; exact for tags in halves, as every built-in system's are)."""
-    c = E.S_COUNTS
-    tens = st[c + 10] + st[c + 11] + st[c + 12] + st[c + 13]
-    low = (_unseen_tags(params, st, 1) + _unseen_tags(params, st, 2)) + (
-        _unseen_tags(params, st, 3) + _unseen_tags(params, st, 4)
-    )
-    mid = (_unseen_tags(params, st, 5) + _unseen_tags(params, st, 6)) + (
-        _unseen_tags(params, st, 7) + _unseen_tags(params, st, 8)
-    )
-    unseen = (low + mid) + (_unseen_tags(params, st, 9) + params[PC_TAGS + 10] * tens)
-    if st[E.S_HOLE_HIDDEN]:
-        unseen += params[PC_TAGS + st[E.S_DEALER + 1]]
-    return params[PC_ALL_SEEN] - unseen
+    of the unseen ones (the shoe's remaining cards, a hole card still face down: ``engine.unseen_tags``)."""
+    return params[PC_ALL_SEEN] - E.unseen_tags(params, PC_TAGS, st)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)

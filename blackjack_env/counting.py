@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .engine import S_COUNTS, S_DEALER, S_HOLE_HIDDEN, per_unseen_deck
+from .engine import HILO_TAGS, S_COUNTS, S_HOLE_HIDDEN, per_unseen_deck, unseen_tags
 from .strategy import row_of_label, up_of_label
 
 #: Card values in the order of the tag tuples: ace first (value 1), then 2..10.
@@ -147,16 +147,12 @@ def system(name: str) -> CountingSystem:
         raise ValueError(f"unknown counting system {name!r}; built in: {', '.join(SYSTEMS)}") from None
 
 
-def hilo_count(st: np.ndarray, decks: int) -> tuple[int, int]:
+def hilo_count(st: np.ndarray) -> tuple[int, int]:
     """(Hi-Lo running count of every card seen since the shuffle, cards unseen) of a table's state:
     the shoe's cards and a hidden hole card are unseen (the shoe env, the pictures, the terminal
-    game)."""
-    counts = st[S_COUNTS : S_COUNTS + 14].copy()
-    if st[S_HOLE_HIDDEN]:
-        counts[st[S_DEALER + 1]] += 1
-    unseen_by_value = np.append(counts[1:10], counts[10:14].sum())  # A, 2..9, then every ten-value rank
-    seen = np.append(np.full(9, 4 * decks), 16 * decks) - unseen_by_value
-    return int(SYSTEMS["hilo"].running_count(seen, decks)), int(unseen_by_value.sum())
+    game). The count is the engine's own (``engine.unseen_tags``, as the observation's)."""
+    unseen = int(st[S_COUNTS + 1 : S_COUNTS + 14].sum()) + int(st[S_HOLE_HIDDEN] != 0)
+    return -int(unseen_tags(HILO_TAGS, 0, st)), unseen
 
 
 # ============================================================================= counting strategies

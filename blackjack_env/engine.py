@@ -223,6 +223,9 @@ O_NATURAL = 11
 OBS_BASE = 12
 COUNT_NONE, COUNT_COMPOSITION, COUNT_HILO = range(3)
 HILO_RANGE = 10  # true count observed clipped to [-10, 10]
+#: Hi-Lo's tag per card code (code 0 unused), the observation's count: ``counting.SYSTEMS["hilo"]``'s tags
+#: by value (tests/test_counting.py holds the two equal). A whole shoe's tags add up to 0.
+HILO_TAGS = np.array([0, -1, 1, 1, 1, 1, 1, 0, 0, 0, -1, -1, -1, -1], np.int64)
 
 M32 = 0xFFFFFFFF
 
@@ -500,9 +503,10 @@ def is_pair(st, hands, h):
 
 @njit(cache=True, _nrt=False)
 def can_split(st, hands, h):
-    if not is_pair(st, hands, h) or st[S_NUM_HANDS] >= st[S_RULES + R_SPLIT_TO]:
+    if not is_pair(st, hands, h):
         return False
-    return not (hands[h, H_CARDS] == 1 and hands[h, H_SPLIT] and st[S_RULES + R_RSA] == 0)
+    split_ace = hands[h, H_CARDS] == 1 and hands[h, H_SPLIT] != 0
+    return may_split(st[S_RULES + R_SPLIT_TO], st[S_RULES + R_RSA], st[S_NUM_HANDS], split_ace)
 
 
 @njit(cache=True, _nrt=False)
@@ -518,6 +522,36 @@ def per_unseen_deck(running, unseen):
     return running * 52.0 / max(unseen, 1)
 
 
+# ---------------------------------------------------------------------------- the count
+@njit(cache=True, _nrt=False, inline="always")
+def _unseen_rank_tags(tags, base, st, code):
+    """The tags of a rank's cards still in the shoe."""
+    return tags[base + code] * st[S_COUNTS + code]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def unseen_tags(tags, base, st):
+    """The tags of every card not seen yet: the shoe's remaining cards and a hole card still face down
+    (``tags[base + code]``: a card code's tag; the ten-value codes take code 10's). Any system's running
+    count is its whole shoe's tags less these, derived from the shoe afresh rather than tallied card by
+    card: the one definition of the observation's Hi-Lo count (``write_obs``), the counting policies'
+    count (``count_policy.running_count``) and ``counting.hilo_count``. The ten-valued ranks' counts
+    are added first and the ten products summed as a tree (short dependency chains; exact for tags in
+    halves, as every built-in system's are)."""
+    c = S_COUNTS
+    tens = st[c + 10] + st[c + 11] + st[c + 12] + st[c + 13]
+    low = (_unseen_rank_tags(tags, base, st, 1) + _unseen_rank_tags(tags, base, st, 2)) + (
+        _unseen_rank_tags(tags, base, st, 3) + _unseen_rank_tags(tags, base, st, 4)
+    )
+    mid = (_unseen_rank_tags(tags, base, st, 5) + _unseen_rank_tags(tags, base, st, 6)) + (
+        _unseen_rank_tags(tags, base, st, 7) + _unseen_rank_tags(tags, base, st, 8)
+    )
+    unseen = (low + mid) + (_unseen_rank_tags(tags, base, st, 9) + tags[base + 10] * tens)
+    if st[S_HOLE_HIDDEN]:
+        unseen += tags[base + st[S_DEALER + 1]]
+    return unseen
+
+
 # ---------------------------------------------------------------------------- the rules' predicates
 # Each rule that decides a legal action or the dealer's play is written once, over the Rules values
 # it reads (``Rules.to_array()``'s R_* entries): the engine, the solver (solver/_kernels.py,
@@ -530,6 +564,16 @@ def may_double(double_on, total):
         return True
     low = 9 if double_on == DOUBLE_9_11 else 10
     return low <= total <= 11
+
+
+@njit(cache=True, _nrt=False)
+def may_split(split_to, resplit_aces, hands_held, split_ace):
+    """Whether a pair may be split under R_SPLIT_TO (the most hands a seat may hold) and R_RSA, the seat
+    holding ``hands_held`` hands (1 before any split), ``split_ace``: the pair's first card is an ace from
+    a split; that the hand is a pair (R_SPLIT_BY_VALUE) is the caller's."""
+    if hands_held >= split_to:
+        return False
+    return not (split_ace and resplit_aces == 0)
 
 
 @njit(cache=True, _nrt=False)
@@ -1344,17 +1388,10 @@ def write_obs(st, hands, obs, count_mode):
         for code in range(1, 14):
             obs[OBS_BASE + card_value(code) - 1] += st[S_COUNTS + code] + (code == hole_code)
         return
-    decks = st[S_RULES + R_DECKS]
-    running = 0  # Hi-Lo count of the cards seen: the full shoe less the unseen ones
     n_unseen = 0
     for code in range(1, 14):
-        unseen = st[S_COUNTS + code] + (code == hole_code)
-        n_unseen += unseen
-        value = card_value(code)
-        if 2 <= value <= 6:
-            running += 4 * decks - unseen
-        elif value == 1 or value == 10:
-            running -= 4 * decks - unseen
+        n_unseen += st[S_COUNTS + code] + (code == hole_code)
+    running = -unseen_tags(HILO_TAGS, 0, st)  # Hi-Lo count of the cards seen: a full shoe's tags add to 0
     true_count = per_unseen_deck(running, n_unseen)
     rounded = int(np.floor(true_count + 0.5))
     obs[OBS_BASE] = max(-HILO_RANGE, min(HILO_RANGE, rounded)) + HILO_RANGE

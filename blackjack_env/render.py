@@ -148,7 +148,7 @@ def table_view(table: Any) -> TableView:
 
 def count_line(st: np.ndarray, decks: int, shoe_size: int) -> str:
     """The count and the shoe's depth in words: ``Hi-Lo running +3, true +1.2; 40 of 312 cards dealt``."""
-    running, unseen = hilo_count(st, decks)
+    running, unseen = hilo_count(st)
     return (
         f"Hi-Lo running {running:+d}, true {E.per_unseen_deck(running, unseen):+.1f}; "
         f"{int(st[E.S_SHOE_POS])} of {shoe_size} cards dealt"

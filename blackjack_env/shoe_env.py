@@ -226,7 +226,7 @@ class BlackjackShoeEnv(BlackjackEnv):
     def hilo_count(self) -> tuple[int, int]:
         """(Hi-Lo running count of every card seen this shoe, cards unseen): the shoe's cards and a
         hidden hole card are unseen."""
-        return hilo_count(self._st, self.rules.decks)
+        return hilo_count(self._st)
 
     def _action_names(self) -> list[str]:
         return [a.name for a in Action] + [f"BET {bet:g}" for bet in self.bets]

@@ -60,3 +60,11 @@ def test_bad_systems_are_named() -> None:
         CountingSystem("lopsided", (-1, 1, 1, 1, 1, 1, 1, 0, 0, -1), balanced=True)
     with pytest.raises(ValueError, match="lack the values A, 3, 4"):
         CountingSystem.from_mapping("short", {"2": 1}, balanced=True)
+
+
+def test_the_engines_hilo_tags_are_the_systems() -> None:
+    """The observation's count (engine.HILO_TAGS, per card code) is Hi-Lo's, value by value."""
+    from blackjack_env.engine import HILO_TAGS
+
+    assert tuple(HILO_TAGS[min(code, 10)] for code in range(1, 11)) == SYSTEMS["hilo"].tags
+    assert all(HILO_TAGS[code] == HILO_TAGS[10] for code in range(11, 14))
