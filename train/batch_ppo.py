@@ -66,10 +66,10 @@ class BatchPPOConfig:
     hidden: tuple[int, ...] = (128, 128)
     reward: str = "sampled"  # "expected" removes the dealer's noise but steps ~40x slower in the engine
     # the one-round game: the share of rounds dealt a random two-card hand and up card (exploring
-    # starts), so that pairs and soft hands are learned as common hands are. At 1e7 steps,
-    # seeds 11-13: exact gaps 0.057, 0.094, 0.098 pp with 0.5 against 0.099, 0.114, 0.203 with none
-    # (0.25 on seed 11: 0.130)
-    explore_starts: float = 0.5
+    # starts). Exact gaps at 1e7 steps: on seeds 11-13 0.057, 0.094, 0.098 pp with 0.5 against 0.099,
+    # 0.114, 0.203 without; on fresh seeds 20-22 0.131, 0.149, 0.115 against 0.128, 0.113, 0.100: no
+    # gain that holds, so off by default
+    explore_starts: float = 0.0
 
 
 # ---------------------------------------------------------------------------- 2. the tables

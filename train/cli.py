@@ -174,7 +174,7 @@ class Args:
     ent_coef: float = 0.01  # keeps rarely right actions (surrender, double) explored: 0 plateaus at 0.4 pp
     net_arch: str = "256,256"
     # --algo batch-ppo, one-round game: the share of rounds dealt a random two-card hand (exploring
-    # starts; train/batch_ppo.py BatchPPOConfig.explore_starts, its default); 0 elsewhere
+    # starts; train/batch_ppo.py BatchPPOConfig.explore_starts, measured there); 0 elsewhere
     explore_starts: float = 0.0
     # torch's intra-op threads; 0: torch's default (one per core). 1 is the fastest measured for this
     # small network (the docs' training guide): with a thread per core, torch's pool spins
