@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 
 from blackjack_env import engine as E
+from blackjack_env.counting import parse_spread
 from blackjack_env.rules import Rules
 
 
@@ -52,13 +53,7 @@ def parse_bets(text: str) -> tuple[float, ...]:
 
 def spread_bets(text: str) -> tuple[float, ...]:
     """--spread "1-8" as bets: the minimum, then doubling up to the maximum (1-8: 1, 2, 4, 8)."""
-    parts = text.split("-")
-    try:
-        low, high = (float(p) for p in parts)
-    except ValueError:
-        raise ValueError(f"--spread must be MIN-MAX such as 1-8, got {text!r}") from None
-    if not 0 < low <= high or not math.isfinite(high):
-        raise ValueError(f"--spread must be MIN-MAX with 0 < MIN <= MAX, got {text!r}")
+    low, high = parse_spread(text)
     bets = [low]
     while bets[-1] * 2 < high:
         bets.append(bets[-1] * 2)

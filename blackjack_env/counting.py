@@ -416,17 +416,22 @@ def load_system(spec: str | Path | CountingSystem, flag: str = "") -> CountingSy
         raise ValueError(f"{lead}counting system file {spec}: {error}") from None
 
 
-def spread_ramp(spread: str) -> tuple[tuple[float, float], ...]:
-    """The usual ramp for a spread "MIN-MAX" (e.g. "1-8"): the minimum up to a true count below +2,
-    then a quarter of the spread more per count, the maximum from +5 on (1-8: 1, 2, 4, 6, 8 at
-    +1, +2, +3, +4, +5), bets rounded to whole minimums."""
-    parts = spread.split("-")
+def parse_spread(spread: str) -> tuple[float, float]:
+    """--spread "MIN-MAX" (e.g. "1-8") as (MIN, MAX), or a ValueError saying what it must be."""
     try:
-        low, high = (float(p) for p in parts)
+        low, high = (float(part) for part in spread.split("-"))
     except ValueError:
         raise ValueError(f"--spread must be MIN-MAX such as 1-8, got {spread!r}") from None
     if not 0 < low <= high or not math.isfinite(high):
         raise ValueError(f"--spread must be MIN-MAX with 0 < MIN <= MAX, got {spread!r}")
+    return low, high
+
+
+def spread_ramp(spread: str) -> tuple[tuple[float, float], ...]:
+    """The usual ramp for a spread "MIN-MAX" (e.g. "1-8"): the minimum up to a true count below +2,
+    then a quarter of the spread more per count, the maximum from +5 on (1-8: 1, 2, 4, 6, 8 at
+    +1, +2, +3, +4, +5), bets rounded to whole minimums."""
+    low, high = parse_spread(spread)
     ratio = high / low
     pairs: list[tuple[float, float]] = [(1.0, low)]
     for count in (2, 3, 4, 5):
@@ -496,6 +501,7 @@ __all__ = [
     "IndexEntry",
     "built_in_strategy",
     "load_system",
+    "parse_spread",
     "parse_system",
     "spread_ramp",
     "system",
