@@ -353,12 +353,7 @@ class CountingStrategy:
     def load(cls, path: str | Path) -> CountingStrategy:
         """Read a strategy file; every problem is a ValueError naming the file and the key."""
         path = Path(path)
-        try:
-            data = json.loads(path.read_text())
-        except OSError as error:
-            raise ValueError(f"counting strategy {str(path)!r}: cannot read it ({error.strerror})") from None
-        except json.JSONDecodeError as error:
-            raise ValueError(f"counting strategy {str(path)!r}: not JSON ({error})") from None
+        data = _read_json(path, f"counting strategy {str(path)!r}")
         try:
             return cls.from_dict(data, name=path.stem)
         except ValueError as error:
@@ -385,6 +380,16 @@ def parse_system(spec: Any) -> CountingSystem:
     raise ValueError(f'system must be a built-in name ({", ".join(SYSTEMS)}) or {{"tags": ..., "balanced": ...}}')
 
 
+def _read_json(path: Path, what: str) -> Any:
+    """A JSON file's content, or a ValueError beginning with ``what`` (the file as the user named it)."""
+    try:
+        return json.loads(path.read_text())
+    except OSError as error:
+        raise ValueError(f"{what}: cannot read it ({error.strerror})") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{what}: not JSON ({error})") from None
+
+
 def load_system(spec: str | Path | CountingSystem, flag: str = "") -> CountingSystem:
     """A counting system as a user names one: a :class:`CountingSystem` as it is, a built-in name, or the path
     of a JSON file (a ``.json`` name or any existing file) holding a system (``{"tags": {"A": ..., "10": ...},
@@ -402,12 +407,7 @@ def load_system(spec: str | Path | CountingSystem, flag: str = "") -> CountingSy
             raise ValueError(
                 f"{lead}{error}; or give the path of a JSON file holding a system's tags and balanced (or a strategy)"
             ) from None
-    try:
-        data = json.loads(path.read_text())
-    except OSError as error:
-        raise ValueError(f"{lead}counting system file {spec}: cannot read it ({error.strerror})") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{lead}counting system file {spec}: not JSON ({error})") from None
+    data = _read_json(path, f"{lead}counting system file {spec}")
     if isinstance(data, Mapping) and "system" in data:  # a counting strategy: its system
         data = data["system"]
     try:
