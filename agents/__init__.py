@@ -17,7 +17,7 @@ __all__ = ["Agent", "BasicStrategyAgent", "PPOAgent", "RandomAgent", "TabularAge
 def __getattr__(name: str) -> Any:
     """``PPOAgent``, imported on first use. Optional dependency: it is the ``train`` extra's."""
     if name == "PPOAgent":
-        from .ppo import PPOAgent
+        from .ppo import PPOAgent  # optional dependency: the train extra's agent
 
         return PPOAgent
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

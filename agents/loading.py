@@ -62,13 +62,13 @@ def _ppo_class(kind: str) -> Any:
     """A PPO kind's class. Optional dependency: these agents are the ``train`` extra's (sb3-contrib,
     torch; batch-ppo imports torch at once), so their modules load only when one is loaded."""
     if kind == "batch-ppo":
-        from .batch_ppo import BatchPPOAgent
+        from .batch_ppo import BatchPPOAgent  # optional dependency: torch (the train extra)
 
         return BatchPPOAgent
     if kind == "ppo-shoe":
-        from .shoe_ppo import ShoePPOAgent
+        from .shoe_ppo import ShoePPOAgent  # optional dependency: sb3-contrib (the train extra)
 
         return ShoePPOAgent
-    from .ppo import PPOAgent
+    from .ppo import PPOAgent  # optional dependency: sb3-contrib (the train extra)
 
     return PPOAgent

@@ -104,7 +104,7 @@ class PPOAgent:
     @classmethod
     def build(cls, rules: Rules, env: Any, seed: int, **hyperparameters: Any) -> PPOAgent:
         """A fresh MaskablePPO on ``env`` (an SB3 VecEnv); hyperparameters go to MaskablePPO."""
-        from sb3_contrib import MaskablePPO
+        from sb3_contrib import MaskablePPO  # optional dependency: sb3-contrib (the train extra)
 
         net = hyperparameters.pop("net_arch", [256, 256])
         model = MaskablePPO("MlpPolicy", env, seed=seed, policy_kwargs={"net_arch": net}, verbose=0, **hyperparameters)
@@ -120,7 +120,7 @@ class PPOAgent:
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         """Unmasked action logits float[N, 7] (masking does not change their order)."""
-        import torch
+        import torch  # optional dependency: torch (the train extra)
 
         with torch.no_grad():
             tensor, _ = self.model.policy.obs_to_tensor(np.asarray(obs, np.int64))
@@ -163,7 +163,7 @@ class PPOAgent:
     @classmethod
     def load(cls, path: str | Path, env: Any = None) -> PPOAgent:
         """Load for play (env None) or to train on (an SB3 VecEnv)."""
-        from sb3_contrib import MaskablePPO
+        from sb3_contrib import MaskablePPO  # optional dependency: sb3-contrib (the train extra)
 
         rules = Rules.from_dict(read_manifest(path)["rules"])
         return cls(rules, _quiet(MaskablePPO.load(Path(path) / MODEL_FILE, env=env, device="cpu")))
@@ -172,7 +172,7 @@ class PPOAgent:
         """What a resumed run needs beyond the model to go on exactly as an uninterrupted one: the
         envs mid-stream (shoes, card generators, rounds in play) and the random generators of
         torch, numpy and Python. (The model's zip keeps its last observations.)"""
-        import torch
+        import torch  # optional dependency: torch (the train extra)
 
         state = {
             "env": self.model.get_env(),
@@ -190,12 +190,12 @@ class PPOAgent:
     def resume(cls, path: str | Path, make_env: Callable[[], Any]) -> PPOAgent:
         """Load a checkpoint to train on where it stopped (see save_training_state); a checkpoint
         without that state trains on make_env()'s fresh envs instead."""
-        from sb3_contrib import MaskablePPO
+        from sb3_contrib import MaskablePPO  # optional dependency: sb3-contrib (the train extra)
 
         target = Path(path) / TRAINING_FILE
         if not target.is_file():
             return cls.load(path, env=make_env())
-        import torch
+        import torch  # optional dependency: torch (the train extra)
 
         with target.open("rb") as f:
             state = pickle.load(f)  # written by this run's own checkpoint
@@ -210,7 +210,7 @@ class PPOAgent:
 def _quiet(model: Any) -> Any:
     """A logger that writes nothing: without one SB3's learn() makes a /tmp/SB3-* folder.
     (blackjack-train replaces it with TensorBoard output in the run directory.)"""
-    from stable_baselines3.common.logger import Logger
+    from stable_baselines3.common.logger import Logger  # optional dependency: stable-baselines3 (the train extra)
 
     model.set_logger(Logger(folder=None, output_formats=[]))
     return model

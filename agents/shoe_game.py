@@ -23,8 +23,7 @@ def check_table(
             "(set penetration, e.g. --set penetration=0.75)"
         )
     E.check_seats(seats, "--seats")
-    if not -1 <= seat < seats:
-        raise ValueError(f"--seat must be 0..{seats - 1} or all, got {seat}")
+    E.check_seat(seat, seats, "--seat", every=True)
     if bets[0] == 0 and (seats < 2 or seat < 0):
         raise ValueError(
             "a bet of 0 sits a round out, which needs other players at the table: "

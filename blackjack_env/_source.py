@@ -269,7 +269,7 @@ def use_numba_cache() -> str | None:
 def _install_locator(folder: str, sources: tuple[Path, ...]) -> None:
     """Put the package's cache locator (for files under ``sources``, caching in ``folder``) first in
     numba's list of locators, replacing one installed before."""
-    from numba.core import caching, config
+    from numba.core import caching, config  # start-up time: `import blackjack_env` loads no numba
 
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # type: ignore[attr-defined]  # before numba 0.62
     roots = tuple(str(root) + os.sep for root in sources)

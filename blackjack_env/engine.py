@@ -119,6 +119,18 @@ def check_seats(seats: Any, name: str = "seats") -> int:
     return int(seats)
 
 
+def check_seat(seat: Any, seats: int, name: str = "seat", every: bool = False) -> int:
+    """A player's box at a table of ``seats`` (already checked: ``check_seats``), checked where a caller
+    takes it (``name``: the argument or flag, e.g. ``--seat``): a whole number 0..seats-1, seat 0 dealt
+    first, returned as an int; with ``every`` also -1, every seat (a shoe learner's ``--seat all``).
+    Anything else is a ``ValueError`` naming ``name`` and the boxes allowed."""
+    low = -1 if every else 0
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not low <= seat < seats:
+        every_text = " or all" if every else ""
+        raise ValueError(f"{name} must be a box 0..{seats - 1} (seat 0 is dealt first){every_text}, got {seat!r}")
+    return int(seat)
+
+
 # a seat's block in st (seat_slot): its scalars while another seat acts, and its own flags
 SEAT_NUM_HANDS = 0
 SEAT_CUR = 1

@@ -38,8 +38,7 @@ def check_options(rules: Rules, count_obs: str, reward: str, seats: int = 1, sea
     if reward not in REWARD_MODES:
         raise ValueError(f"reward must be one of {', '.join(REWARD_MODES)}, got {reward!r}")
     E.check_seats(seats)
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < seats:
-        raise ValueError(f"seat must be the agent's box, 0..{seats - 1} (0 is dealt first), got {seat!r}")
+    E.check_seat(seat, seats)
 
 
 def seed_table(st: np.ndarray, shoe: np.ndarray, prngs: np.ndarray, entropy: int | np.integer) -> None:

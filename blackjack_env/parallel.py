@@ -35,6 +35,8 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from .ray_cluster import start_or_join
+
 R = TypeVar("R")
 Task = tuple[Any, ...]
 
@@ -184,10 +186,8 @@ class Workers(Generic[R]):
             raise
 
     def _start_ray(self) -> None:
-        from .ray_cluster import start_or_join
-
         self._started_ray = start_or_join(self.ray_address, self.workers)
-        import ray
+        import ray  # optional dependency: Ray (the ray extra; start_or_join said if it is missing)
 
         self._ray = ray
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))

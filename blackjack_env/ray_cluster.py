@@ -47,7 +47,7 @@ def _joined() -> bool:
 
 def _import_ray() -> Any:
     try:
-        import ray
+        import ray  # optional dependency: Ray (the ray extra)
     except ImportError:
         raise RayUnavailable(INSTALL) from None
     return ray
@@ -86,7 +86,7 @@ def _resolve_auto(ray: Any) -> str:
     if os.environ.get("RAY_ADDRESS", "auto") != "auto":
         return os.environ["RAY_ADDRESS"]
     try:
-        from ray._private.services import canonicalize_bootstrap_address
+        from ray._private.services import canonicalize_bootstrap_address  # optional dependency: Ray
     except ImportError:  # another Ray version: ray.init's own lookup fails fast for auto
         return ""
     try:

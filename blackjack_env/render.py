@@ -7,8 +7,8 @@ and the shoe's depth); ``draw_table`` paints it as an ``(H, W, 3) uint8`` frame 
 (``seat_labels``, ``hand_labels`` and the text helpers), so a frame and the text say the same
 amounts: a seat's result is its reward. Seats are numbered from 0, as the envs' ``seat`` argument
 and the PettingZoo agents (``seat_0``) number them. Frames keep one size for an env's whole life
-(video writers need that): ``FRAME_HEIGHT`` and ``SEAT_WIDTH`` per seat. Pillow is an optional
-dependency (``blackjack-env[render]``).
+(video writers need that): ``FRAME_HEIGHT`` and ``SEAT_WIDTH`` per seat. Pillow is a core
+dependency; matplotlib, for ``"human"`` mode's window, is the ``report`` extra's.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from PIL import Image, ImageDraw, ImageFont
 
 from . import engine as E
 from .cards import card_codes
@@ -257,17 +258,7 @@ def hand_labels(hand: dict[str, Any], over: bool) -> list[str]:
 
 @functools.lru_cache(maxsize=4)
 def _font(size: int) -> Any:
-    from PIL import ImageFont
-
     return ImageFont.load_default(size=size)
-
-
-def _pil() -> Any:
-    try:
-        from PIL import Image, ImageDraw
-    except ImportError as error:  # pragma: no cover - exercised only without Pillow
-        raise ImportError("render_mode='rgb_array' needs Pillow: pip install 'blackjack-env[render]'") from error
-    return Image, ImageDraw
 
 
 def frame_size(seats: int) -> tuple[int, int]:
@@ -281,10 +272,9 @@ def draw_table(view: TableView) -> np.ndarray:
     (``seat_labels``), its hands with their totals, stakes, status and results (``hand_labels``),
     the acting hand framed in yellow, and the footer's lines at the bottom. Cards shrink when a
     seat holds more hands than fit at full size."""
-    image_module, draw_module = _pil()
     height, width = frame_size(len(view.seats))
-    image = image_module.new("RGB", (width, height), FELT)
-    draw = draw_module.Draw(image)
+    image = Image.new("RGB", (width, height), FELT)
+    draw = ImageDraw.Draw(image)
     small = _font(14)
 
     dealer = list(view.dealer)
@@ -337,8 +327,7 @@ def display_available() -> bool:
     """Whether "human" mode can open a window: matplotlib with an interactive backend (a
     display); else the envs print their text."""
     try:
-        import matplotlib
-        from PIL import Image  # noqa: F401  (the frames need Pillow)
+        import matplotlib  # optional dependency: matplotlib (the report extra)
     except ImportError:
         return False
     return matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "ps", "cairo", "template")
@@ -346,7 +335,7 @@ def display_available() -> bool:
 
 def show(frame: np.ndarray, state: dict[str, Any]) -> None:
     """Show a frame in the window kept in ``state`` (opened on the first call)."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional dependency: matplotlib (the report extra)
 
     if "figure" not in state or not plt.fignum_exists(state["figure"].number):
         state["figure"], axes = plt.subplots()

@@ -384,8 +384,7 @@ class Table:
 
     def __post_init__(self) -> None:
         E.check_seats(self.seats)
-        if not 0 <= self.seat < self.seats:
-            raise ValueError(f"seat must be 0..{self.seats - 1} (seat 0 is dealt first), got {self.seat}")
+        E.check_seat(self.seat, self.seats)
         if self.seats > 1 and self.others is None:
             raise ValueError("a table of several seats needs the policy of the other seats")
 

@@ -21,6 +21,8 @@ import numpy as np
 
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, SimulationResult, interval
+from blackjack_env.solver import solve
+from blackjack_env.solver.ceiling import check_rules, policy_share
 from blackjack_env.strategy import StrategyTable
 
 from .counting_stats import counting_figures, n0_text
@@ -190,8 +192,6 @@ def why_not_exact(policy: Policy, spec: str, rules: Rules) -> str | None:
 def exact_ev(table: StrategyTable, rules: Rules) -> float:
     """Exact EV of a strategy table from the solver (no simulation): basic strategy's is the
     solution's own (cached on disk), any other table is analysed (a few seconds)."""
-    from blackjack_env.solver import solve
-
     solution = solve(rules)
     basic = solution.table
     if np.array_equal(table.actions, basic.actions) and np.array_equal(table.insurance, basic.insurance):
@@ -225,8 +225,6 @@ def ceiling_line(c: dict[str, Any]) -> str:
 
 def add_ceiling(summary: dict[str, Any], policy: Policy, rules: Rules, args: argparse.Namespace) -> None:
     """--ceiling: the ceiling of the same game (seats, seed, workers, backend) for the policy's bets."""
-    from blackjack_env.solver.ceiling import policy_share
-
     bets = ceiling_bets(policy)
     result = game_ceiling(rules, args)
     if result.samples == 0:
@@ -239,8 +237,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rules, rules_source = policy_rules(args)  # a learner run plays in its own game
     table = table_from_args(args, rules)
     if args.ceiling:
-        from blackjack_env.solver.ceiling import check_rules
-
         check_rules(rules, args.ceiling_samples, args.seats, args.seat)
         if args.baseline not in (None, "basic"):
             raise CliError(
@@ -280,11 +276,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "report":
-        from .report import main as report_main
+        from .report import main as report_main  # start-up time: a subcommand's modules load when it runs
 
         return report_main(argv[1:])
     if argv and argv[0] == "sweep":
-        from .sweep import main as sweep_main
+        from .sweep import main as sweep_main  # start-up time: a subcommand's modules load when it runs
 
         return sweep_main(argv[1:])
     parser = build_parser()

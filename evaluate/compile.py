@@ -20,9 +20,14 @@ from collections.abc import Callable, Sequence
 import gymnasium as gym
 import numpy as np
 
+import blackjack_env
 from blackjack_env import __version__
 from blackjack_env._jit import silence_compiling_notice
 from blackjack_env.rules import Rules
+from blackjack_env.simulate import Policy
+
+from .policies import load_policy
+from .runner import simulate
 
 PROG = "blackjack-compile"
 
@@ -35,8 +40,6 @@ def _first_step(env_id: str) -> None:
 
 
 def _vector_step() -> None:
-    import blackjack_env
-
     envs = gym.make_vec("blackjack_env/Blackjack-v0", num_envs=4, vectorization_mode="vector_entry_point")
     _, info = envs.reset(seed=0)
     envs.step(blackjack_env.sample_legal(info["action_mask"], np.random.default_rng(0)))
@@ -44,11 +47,6 @@ def _vector_step() -> None:
 
 
 def _simulate(policy_name: str) -> None:
-    from blackjack_env.simulate import Policy
-
-    from .policies import load_policy
-    from .runner import simulate
-
     rules = Rules(penetration=0.75)  # a counter needs a cut card; basic strategy compiles the same kernel
     simulate(rules, load_policy(policy_name, rules), 2_000, baseline=Policy.random(), workers=1)
 

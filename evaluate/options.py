@@ -15,11 +15,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
+from tqdm import tqdm
+
 from blackjack_env import __version__
-from blackjack_env.engine import check_seats
+from blackjack_env.engine import check_seat, check_seats
 from blackjack_env.rules import DEFAULT_PRESET, PRESETS, Rules, field_names
 from blackjack_env.simulate import Policy, Table
 from blackjack_env.solver.ceiling import STRATA as CEILING_STRATA
+from blackjack_env.solver.ceiling import ceiling, policy_bets
 
 from . import runner
 from .policies import POLICY_CHOICES, basic_strategy_table, run_rules
@@ -129,10 +132,9 @@ def table_from_args(args: argparse.Namespace, rules: Rules) -> Table:
     """Where the evaluated policy sits (--seats, --seat); the other boxes play basic strategy."""
     try:
         check_seats(args.seats, "--seats")
+        check_seat(args.seat, args.seats, "--seat")
     except ValueError as error:
         raise CliError(str(error)) from None
-    if not 0 <= args.seat < args.seats:
-        raise CliError(f"--seat must be 0..{args.seats - 1} (seat 0 is dealt first), got {args.seat}")
     others = Policy.from_table(basic_strategy_table(rules)) if args.seats > 1 else None
     return Table(args.seats, args.seat, others)
 
@@ -214,8 +216,6 @@ def add_ceiling_arguments(parser: argparse.ArgumentParser, what: str, samples: s
 def game_ceiling(rules: Rules, args: argparse.Namespace) -> Any:
     """The ceiling of the game a command simulates (its seats, seed, workers and backend), for
     ``--ceiling`` in blackjack-evaluate and its sweep: one call, so both price the same game."""
-    from blackjack_env.solver.ceiling import ceiling
-
     return ceiling(
         rules,
         seats=args.seats,
@@ -233,8 +233,6 @@ def ceiling_bets(policy: Policy) -> tuple[float, ...] | None:
     """The bets the perfect counter is given beside ``policy`` (``--ceiling`` in blackjack-evaluate
     and its report): a counting strategy's (``policy_bets``), a composition model's allowed bets;
     None for a flat bet of one unit."""
-    from blackjack_env.solver.ceiling import policy_bets
-
     if policy.linear is not None and policy.linear.bets != (1.0,):
         return tuple(float(b) for b in policy.linear.bets)
     return policy_bets(policy.counting)
@@ -270,8 +268,6 @@ class RunFeedback:
 
     def started(self) -> None:
         if self.show_bar and self.bar is None:
-            from tqdm import tqdm
-
             self.bar = tqdm(total=self.total, unit="round", unit_scale=True, file=sys.stderr)
         if self.bar is not None and self.description:
             self.bar.set_description(self.description)

@@ -37,6 +37,7 @@ from blackjack_env import engine as E
 from blackjack_env.cards import card_codes
 from blackjack_env.env import BlackjackEnv
 from blackjack_env.render import count_line, dealer_line, env_view, hand_head
+from blackjack_env.solver import solve
 from blackjack_env.strategy import N_ROWS, hand_row, row_label, up_label
 
 from .options import OneLineParser, add_rules_arguments, rules_from_args
@@ -160,8 +161,6 @@ class Game:
         self.echo = not _isatty(self.stdin)
         self.solution = None
         if hints:
-            from blackjack_env.solver import solve
-
             self.solution = solve(rules)
         self.bet = 0.0  # the wager of the round being played
         self.in_round = False
@@ -498,6 +497,8 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
     args = build_parser().parse_args(argv)
     out = stdout if stdout is not None else sys.stdout
     try:
+        E.check_seats(args.seats, "--seats")
+        E.check_seat(args.seat, args.seats, "--seat")
         rules = rules_from_args(args)
         if args.shoe and rules.penetration <= 0:
             rules = rules.replace(penetration=SHOE_PENETRATION)

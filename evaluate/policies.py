@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from blackjack_env.agents import load_agent
+from blackjack_env.agents.shoe_game import spread_bets
 from blackjack_env.counting import BUILT_IN_STRATEGIES, CountingStrategy, built_in_strategy, spread_ramp
 from blackjack_env.linear_policy import KIND as LINEAR_KIND
 from blackjack_env.linear_policy import LinearModel
@@ -56,8 +57,6 @@ def load_policy(spec: str, rules: Rules, spread: str | None = None) -> Policy:
     model = _linear_model(spec)
     if model is not None:
         if spread is not None:  # its bets: MIN, doubling, up to MAX, chosen by its value as before
-            from blackjack_env.agents.shoe_game import spread_bets
-
             model = model.with_bets(spread_bets(spread))
         return Policy.from_linear(model, rules, basic_strategy_table(rules))
     counting = _counting_strategy(spec, rules)

@@ -23,6 +23,9 @@ from pathlib import Path
 
 from blackjack_env.counting import load_system
 from blackjack_env.solver import ACTION_NAMES, Removal, Solution, effects_of_removal, generate_indices, solve
+from blackjack_env.solver.ceiling import ceiling as shoe_ceiling
+from blackjack_env.solver.ceiling import check_bets, format_text
+from blackjack_env.solver.ceiling import check_rules as check_ceiling_rules
 from blackjack_env.solver.indices import check_rules
 from blackjack_env.strategy import CHART_UPS, N_ROWS, row_label, up_label
 
@@ -95,13 +98,11 @@ def parse_bets(bets: str | None, spread: str | None) -> tuple[float, ...] | None
 
 def ceiling_main(args: argparse.Namespace) -> int:
     """--ceiling: every argument checked before any work; Ctrl-C reports the finished shoes."""
-    from blackjack_env.solver.ceiling import ceiling, check_bets, check_rules, format_text
-
     try:
         if args.removal or args.indices is not None or args.plot is not None:
             raise ValueError("--ceiling is its own output; give it without --removal, --indices or --plot")
         rules = rules_from_args(args)
-        check_rules(rules, args.samples, args.seats, args.seat)
+        check_ceiling_rules(rules, args.samples, args.seats, args.seat)
         if args.strata < 1:
             raise ValueError(f"--strata must be >= 1 (1: plain sampling), got {args.strata}")
         bets = parse_bets(args.bets, args.spread)
@@ -117,7 +118,7 @@ def ceiling_main(args: argparse.Namespace) -> int:
                 done[0] += n
                 print(f"\rblackjack-strategy: {done[0]}/{args.samples} shoes", end="", file=sys.stderr, flush=True)
 
-        result = ceiling(
+        result = shoe_ceiling(
             rules,
             seats=args.seats,
             seat=args.seat,
@@ -225,7 +226,7 @@ def indices_main(args: argparse.Namespace) -> int:
         system = load_system(args.indices, "--indices")
         check_rules(rules)
         if args.plot:
-            import matplotlib  # noqa: F401  (fail before the work: the plot needs it)
+            import matplotlib  # noqa: F401  (optional dependency, the report extra: fail before the work)
 
             folder = Path(args.plot).resolve().parent
             if not folder.is_dir():

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from blackjack_env.counting import spread_ramp
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, SimulationResult, interval
+from blackjack_env.solver.ceiling import check_rules, policy_bets, policy_share
 
 from .counting_stats import counting_figures, n0_text
 from .options import (
@@ -232,7 +233,7 @@ def check_plot(path: Path, overwrite: bool) -> None:
     if not path.parent.is_dir():
         raise CliError(f"--plot {path}: no such folder {path.parent}")
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401  (optional dependency, the report extra: checked before the runs)
     except ImportError:
         raise CliError("the plot needs matplotlib: pip install 'blackjack-env[report]', or pass --no-plot") from None
 
@@ -269,8 +270,6 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     table = table_from_args(args, rules)
     runs = plan_runs(args, rules)
     if args.ceiling:
-        from blackjack_env.solver.ceiling import check_rules
-
         for run in runs:
             check_rules(run.rules, args.ceiling_samples, args.seats, args.seat)
     plot = None if args.no_plot else Path(args.plot)
@@ -326,8 +325,6 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
 def add_ceiling(cells: list[dict[str, Any]], run: Run, args: argparse.Namespace) -> None:
     """--ceiling: one ceiling per penetration (its sampled shoes), each cell's share of it for the cell's
     bets (the baseline's: 0); a cell's ``ceiling`` is ``blackjack-evaluate --ceiling``'s."""
-    from blackjack_env.solver.ceiling import policy_bets, policy_share
-
     result = game_ceiling(run.rules, args)
     if result.samples:
         for cell, policy in zip(cells, (run.baseline, *run.policies), strict=True):
@@ -363,7 +360,7 @@ def score_figure(cells: list[dict[str, Any]], subtitle: str) -> Figure:
     bars (the SCORE of the EV's 95% interval). The flat basic-strategy baseline (a losing game, its
     SCORE far below 0) is drawn where it fits the counting lines' scale and otherwise named in the
     panel with its value, so that it does not squash them."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional dependency: matplotlib (the report extra)
 
     counting = [c for c in cells if c["system"] != BASELINE_SYSTEM]
     baseline = [c for c in cells if c["system"] == BASELINE_SYSTEM]

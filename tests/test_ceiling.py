@@ -227,7 +227,7 @@ def test_strata_reach_the_ceiling_from_every_command(command: str, monkeypatch) 
     parser = {"evaluate": cli.build_parser, "sweep": sweep.build_parser, "report": report_cli.build_parser}[command]()
     extra = ["--out", "x"] if command == "report" else []
     seen = []
-    monkeypatch.setattr(ceiling_module, "ceiling", lambda rules, **kwargs: seen.append(kwargs["strata"]))
+    monkeypatch.setattr(options, "ceiling", lambda rules, **kwargs: seen.append(kwargs["strata"]))
     for argv, strata in ((["--strata", "3"], 3), (["--ceiling-strata", "1"], 1), ([], ceiling_module.STRATA)):
         options.game_ceiling(GAME, parser.parse_args(["--ceiling", *argv, *extra]))
         assert seen.pop() == strata

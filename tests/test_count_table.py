@@ -132,7 +132,7 @@ def test_bets_parsing() -> None:
         (["--bets", "1,4,2", "--set", "penetration=0.75"], "--bets must increase"),
         (["--bets", "0,1,2", "--seats", "3", "--seat", "all", "--set", "penetration=0.75"], "other players"),
         (["--bets", "0,1,2", "--set", "penetration=0.75"], "other players"),
-        (["--seats", "3", "--seat", "3", "--set", "penetration=0.75"], "--seat must be 0..2"),
+        (["--seats", "3", "--seat", "3", "--set", "penetration=0.75"], "--seat must be a box 0..2"),
         (["--algo", "ppo", "--system", "ko", "--set", "penetration=0.75"], "--algo ppo observes hilo"),
     ],
 )

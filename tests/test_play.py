@@ -330,7 +330,7 @@ def test_a_seat_at_a_table_and_the_count_on_demand() -> None:
 def test_a_bad_seat_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = play("--seats", "2", "--seat", "2")
     assert code == 2
-    assert capsys.readouterr().err.strip().startswith("blackjack-play: error: seat must be the agent's box, 0..1")
+    assert capsys.readouterr().err.strip().startswith("blackjack-play: error: --seat must be a box 0..1")
 
 
 def test_boxes_are_numbered_from_0_and_the_other_boxes_show_their_play() -> None:

@@ -26,7 +26,7 @@ def basic(rules: Rules) -> Policy:
 def test_table_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match=r"seats must be a whole number of boxes 1\.\.7"):
         Table(8, 0)
-    with pytest.raises(ValueError, match=r"seat must be 0\.\.2"):
+    with pytest.raises(ValueError, match=r"seat must be a box 0\.\.2"):
         Table(3, 3)
     with pytest.raises(ValueError, match="other seats"):
         Table(2, 0)

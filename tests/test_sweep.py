@@ -161,7 +161,7 @@ def test_an_existing_plot_is_kept_unless_overwrite(capsys: pytest.CaptureFixture
         (["--systems", "{bad_ramp}"], "ramp: true counts must increase"),
         (["--systems", "{bad_index}"], "indices[0].hand must be"),
         (["--systems", "{sits_out}", "--spreads", "own"], "use seats >= 2"),
-        (["--seats", "2", "--seat", "2"], "--seat must be 0..1"),
+        (["--seats", "2", "--seat", "2"], "--seat must be a box 0..1"),
         (["--plot", "{folder}"], "is a folder"),
         (["--plot", "{missing}/x.png"], "no such folder"),
     ],

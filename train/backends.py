@@ -24,6 +24,7 @@ plays the rest of the period exactly as an uninterrupted one would.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -53,11 +54,8 @@ def check_backend(backend: str, workers: int) -> None:
         raise ValueError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
-    if backend == "ray":
-        import importlib.util
-
-        if importlib.util.find_spec("ray") is None:
-            raise ValueError("--backend ray needs Ray: pip install 'blackjack-env[ray]'")
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ValueError("--backend ray needs Ray: pip install 'blackjack-env[ray]'")
 
 
 # ---------------------------------------------------------------------------- backends

@@ -17,7 +17,7 @@ class ScalarWriter:
     """``add_scalar`` / ``close`` into ``logdir``'s TensorBoard event file, when tensorboard is installed."""
 
     def __init__(self, logdir: Path) -> None:
-        try:
+        try:  # optional dependency: TensorBoard (the train extra)
             from tensorboard.compat.proto import event_pb2, summary_pb2
             from tensorboard.summary.writer.event_file_writer import EventFileWriter
         except ImportError:

@@ -5,6 +5,7 @@ for every learner of ``blackjack-train --env shoe`` (count-table, composition, P
 from __future__ import annotations
 
 from blackjack_env.agents.shoe_game import parse_bets, spread_bets
+from blackjack_env.engine import check_seat
 
 
 def bets_of(bets: str, spread: str) -> tuple[float, ...]:
@@ -23,7 +24,6 @@ def seat_of(text: str, seats: int) -> int:
     try:
         seat = int(text)
     except ValueError:
-        raise ValueError(f"--seat must be 0..{seats - 1} or all, got {text!r}") from None
-    if not 0 <= seat < seats:
-        raise ValueError(f"--seat must be 0..{seats - 1} (seat 0 is dealt first) or all, got {text!r}")
-    return seat
+        seat = -1
+    # every seat (-1) is spelled all: a negative number or a word is refused as given
+    return check_seat(seat if seat >= 0 else text, seats, "--seat", every=True)

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .._source import code_key, touch
 from ..rules import Rules
 from ..strategy import StrategyTable
 from ._ceiling_result import N_VALUES
 from ._ceiling_strata import POOL_PER_SAMPLE
+from .solution import atomic_file, cache_dir
 
 #: The longest a running ceiling goes without writing its finished shoes to the cache.
 SAVE_SECONDS = 30.0
@@ -28,9 +30,6 @@ def cache_path(
     """Where a run's shoe values are kept: keyed by everything that fixes them (the rules, the basic
     strategy played, the table, the samples and their design, the seed) and by the code that
     computes them (``code_key`` of this module and every module it imports)."""
-    from .._source import code_key
-    from .solution import cache_dir
-
     table = hashlib.sha256(basic.actions.tobytes() + basic.insurance.tobytes()).hexdigest()[:16]
     key = {
         "code": code_key(CODE),
@@ -51,8 +50,6 @@ def cache_path(
 def load_values(path: Path | None, n: int) -> dict[int, np.ndarray]:
     """The shoes a cache file holds (none if there is no readable file of this run's size); a file
     read is marked used (``_source.touch``), so the cache's pruning keeps it as it keeps solutions."""
-    from .._source import touch
-
     if path is None or not path.exists():
         return {}
     try:
@@ -86,8 +83,6 @@ class Saver:
     def save(self) -> None:
         if self.path is None or self.new == 0:
             return
-        from .solution import atomic_file
-
         values = np.full((self.n, N_VALUES), np.nan)
         done = np.zeros(self.n, np.bool_)
         for i, row in list(self.outputs.items()):

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..counting import VALUES
 from ..rules import Rules
+from .removal import effects_of_removal
 
 #: Recorded rounds (phase 1) per analysed shoe of a stratified run; at most ``MAX_POOL`` in all.
 POOL_PER_SAMPLE = 100
@@ -27,9 +29,6 @@ def gain_proxy(rules: Rules, shoes: np.ndarray) -> np.ndarray:
     cards (``effects_of_removal``: linear in the composition), the margins that turn negative (the
     decision flips) weighted by how often the decision arises, plus insurance's positive part
     against an ace. About a microsecond a shoe; computed for every pool round."""
-    from ..counting import VALUES
-    from .removal import effects_of_removal
-
     removal = effects_of_removal(rules)
     full = np.array([4.0 * rules.decks] * 9 + [16.0 * rules.decks])
     removed = full[None, :] - shoes

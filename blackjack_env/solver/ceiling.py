@@ -58,6 +58,7 @@ import numpy as np
 
 from .. import engine as E
 from ..parallel import Workers
+from ..ray_cluster import check_address
 from ..rules import Rules
 from ..strategy import StrategyTable
 from ._analysis import Model, analyse, composition_ev
@@ -92,6 +93,8 @@ from ._ceiling_strata import (
     stratified_mean,
     weighted_percentiles,
 )
+from .moments import check_moment_rules, round_moments
+from .solution import solve
 
 #: The solver's custom-shoe limit (see ``_analysis._checked_shoe``).
 MIN_TENS = 8
@@ -105,8 +108,6 @@ def shoe_values(rules: Rules, shoe: np.ndarray, basic: StrategyTable, in_round: 
     number of chart cells the best table changes; last, E[X^2] of a round played by the better of
     the two tables (the perfect bettor's SD) where ``moments`` computes it exactly (games without
     splits), else NaN."""
-    from .moments import check_moment_rules, round_moments
-
     out = np.full(N_VALUES, np.nan)
     model = Model(rules, shoe)
     best = analyse(rules, model=model, start=basic.actions)
@@ -159,8 +160,7 @@ def check_rules(rules: Rules, samples: int, seats: int, seat: int) -> None:
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     E.check_seats(seats)
-    if not 0 <= seat < seats:
-        raise ValueError(f"seat must be 0..{seats - 1} (seat 0 is dealt first), got {seat}")
+    E.check_seat(seat, seats)
 
 
 def ceiling(
@@ -188,8 +188,6 @@ def ceiling(
     shoes' values are kept on disk (``cache_path``): the same call again (``blackjack-evaluate
     --ceiling``, a sweep) reads them, and an interrupted run's next call analyses only the shoes
     still missing."""
-    from .solution import solve
-
     check_rules(rules, samples, seats, seat)
     if bets is not None:
         bets = check_bets(bets, seats)
@@ -200,8 +198,6 @@ def ceiling(
     if strata < 1:
         raise ValueError(f"strata must be >= 1, got {strata}")
     if backend == "ray":
-        from ..ray_cluster import check_address
-
         check_address(ray_address)  # before the shoes are recorded: a cluster that is not there is one line
     basic = basic if basic is not None else solve(rules).table
     k = n_strata(samples, strata)

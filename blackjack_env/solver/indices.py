@@ -169,7 +169,7 @@ class IndexTable:
 
     def plot(self, path: str | Path) -> None:
         """A PNG chart: hands by up card, each cell the plays and their indices, coloured by index."""
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # optional dependency: matplotlib (the report extra)
 
         cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for e in self.entries:

@@ -26,7 +26,7 @@ import numpy as np
 from .. import engine as E
 from .._source import cache_root, code_key, prune, touch
 from ..rules import Rules
-from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, row_of_label, up_label
+from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, row_of_label, up_label, up_of_label
 from . import _kernels as K
 from ._analysis import Analysis, analyse, dealer_arrays, hand_evs, shoe_vector
 
@@ -168,8 +168,6 @@ class Solution:
     # ------------------------------------------------------------------ views
     def cell_ev(self, section: str, key: str, up: str | int) -> dict[str, float]:
         """EV of each legal action in one chart cell, e.g. cell_ev("hard", "16", "10")."""
-        from ..strategy import up_of_label
-
         row = row_of_label(section, key)
         col = (up_of_label(up) if isinstance(up, str) else int(up)) - 1
         return {

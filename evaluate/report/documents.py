@@ -242,7 +242,7 @@ ROWS = SimpleNamespace(
 
 def render(report: Report, markup: str, img: Callable[[str], str]) -> str:
     """The report in ``markup`` ("markdown" or "html"), figures referenced by ``img(file name)``."""
-    import jinja2
+    import jinja2  # optional dependency: Jinja2 (the report extra)
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),

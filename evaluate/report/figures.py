@@ -57,7 +57,7 @@ ACTION_COLOURS = {
 
 def _figure(width: float, height: float) -> Figure:
     """A matplotlib Figure on the Agg canvas (no pyplot: no global state, no display needed)."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional dependency: matplotlib (the report extra)
 
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
@@ -115,7 +115,7 @@ def _interval_panel(
     fitted to those intervals (and to 0 when ``zero``) rather than to the other panels. ``mark_zero``
     draws the zero line where 0 is in view, else names it at the edge it lies beyond (fitting 0 would
     shrink intervals a few 1e-4 wide to dots)."""
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    from matplotlib.ticker import FuncFormatter, MaxNLocator  # optional dependency: matplotlib (the report extra)
 
     ends = [0.0] if zero else []
     for i, (_label, estimate, colour, exact) in enumerate(rows):
@@ -177,7 +177,7 @@ def chart_figure(
     index plays, by (row, up card)) frames those cells instead, with the mark below the code;
     ``frames`` colours a marked cell's frame (by cell), ``legend`` names those colours; ``size`` in
     inches (a larger chart gives longer marks room, the text staying the same size)."""
-    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.patches import Patch, Rectangle  # optional dependency: matplotlib (the report extra)
 
     marks = marks or {}
     frames = frames or {}

@@ -24,24 +24,36 @@ linear``: ``linear-model.json``) given as ``--policy`` gets, besides the counter
 from __future__ import annotations
 
 import csv
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from blackjack_env import engine as E
+from blackjack_env.agents.count_table import STATS_FILE, CountTableAgent, bucket_spec
 from blackjack_env.counting import SYSTEMS, VALUE_WEIGHTS, VALUES, CountingStrategy, CountingSystem, IndexEntry
+from blackjack_env.linear_policy import LinearModel
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy
-from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
+from blackjack_env.solver import generate_indices
+from blackjack_env.strategy import (
+    N_PLAY,
+    N_ROWS,
+    N_UP,
+    PAIR_BASE,
+    StrategyTable,
+    row_label,
+    row_of_label,
+    up_label,
+    up_of_label,
+)
 
 from ..columns import CURVE_COLUMNS
 from ..options import CliError
 from ..policies import AGENT_FILE, COUNTING_FILE, LINEAR_FILE, RULES_FILE
-
-if TYPE_CHECKING:
-    from blackjack_env.linear_policy import LinearModel
 
 METRICS_FILE = "metrics.csv"
 #: The ceiling columns of a run trained with ``--ceiling`` (may be NaN: a ceiling of 0 gain): the
@@ -169,8 +181,6 @@ def build_learner(
     if kind == "count-table":
         learner = _count_table(folder, CountingStrategy.load(folder / COUNTING_FILE), rules, curve, notes)
     else:
-        from blackjack_env.linear_policy import LinearModel
-
         model = LinearModel.load(path / LINEAR_FILE if path.is_dir() else path)
         learner = _composition(model, rules, basic, curve, notes)
     learner.source = str(path)
@@ -208,13 +218,9 @@ def read_learner_metrics(path: Path) -> list[dict[str, float]]:
 def _count_table(
     folder: Path, strategy: CountingStrategy, rules: Rules, curve: list[dict[str, float]] | None, notes: list[str]
 ) -> Learner:
-    from blackjack_env.agents.count_table import STATS_FILE, bucket_spec
-
     spec = bucket_spec(strategy.system, rules)
     agent = None
     if (folder / "agent.json").is_file() and (folder / STATS_FILE).is_file():
-        from blackjack_env.agents.count_table import CountTableAgent
-
         agent = CountTableAgent.load(folder)
     if agent is not None:
         values, errs, weights = agent.round_values()
@@ -266,8 +272,6 @@ def _count_table(
 
 def _learned_gains(path: Path) -> list[float | None]:
     """Each exported entry's learned gain per 100 rounds (None where the file does not give one)."""
-    import json
-
     try:
         items = json.loads(path.read_text()).get("indices", [])
     except (OSError, ValueError, AttributeError):
@@ -336,8 +340,6 @@ def compare_entries(
         else:
             row["status"] = "learned only" if row["learned"] else "generated only"
         if row["hand"] != "insurance":
-            from blackjack_env.strategy import row_of_label, up_of_label
-
             section, key = row["hand"].split()
             row["row"] = row_of_label({"pair": "pairs"}.get(section, section), key)
             row["up_card"] = up_of_label(row["up"])
@@ -358,8 +360,6 @@ def _compare(learner: Learner, learned: list[dict[str, Any]], rules: Rules, syst
 
 def generate(rules: Rules, system: CountingSystem) -> list[dict[str, Any]]:
     """The solver's generated indices for the game and system (cached on disk by the solver)."""
-    from blackjack_env.solver import generate_indices
-
     return list(generate_indices(rules, system).entries)
 
 
@@ -414,8 +414,6 @@ def implied_indices(model: LinearModel, basic: StrategyTable, rules: Rules) -> l
     actions after it) on ``IMPLIED_COUNTS``; where that answer differs from basic strategy's on one
     side of a count, the entry is that count and side. Answers that flip more than once are left out.
     Insurance likewise, from the weights of taking it over declining without a natural."""
-    from blackjack_env import engine as E
-
     hilo = SYSTEMS["hilo"]
     t = IMPLIED_COUNTS
     slopes = implied_slope(model.play, hilo)  # [row, up, action]

@@ -18,8 +18,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from blackjack_env.counting import VALUES, CountingStrategy
+from blackjack_env.counting import system as counting_system
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy, SimulationResult, interval
+from blackjack_env.solver import solve
+from blackjack_env.solver.ceiling import CeilingResult, check_rules, policy_share
 from blackjack_env.strategy import StrategyTable
 
 from ..counting_stats import counting_figures
@@ -40,7 +43,6 @@ from .learner import build_learner, learner_kind
 if TYPE_CHECKING:
     from blackjack_env.linear_policy import LinearModel
     from blackjack_env.simulate import Table
-    from blackjack_env.solver.ceiling import CeilingResult
 
     from .learner import Learner
 
@@ -163,10 +165,8 @@ class Counting:
         assert policy.compiled_count and policy.table is not None
         strategy = policy.counting
         if strategy is None:  # a composition model: its rounds are filed by the Hi-Lo true count
-            from blackjack_env.counting import system
-
             assert policy.linear is not None
-            strategy = CountingStrategy(system("hilo"), ramp=((0.0, 1.0),), name=policy.linear.name)
+            strategy = CountingStrategy(counting_system("hilo"), ramp=((0.0, 1.0),), name=policy.linear.name)
         bankroll = DEFAULT_BANKROLL if args.bankroll is None else args.bankroll
         figures = {
             "avg_bet": result.avg_bet(),
@@ -263,8 +263,6 @@ class Ceiling:
     @classmethod
     def of(cls, result: CeilingResult, gap: Estimate, bets: tuple[float, ...] | None) -> Ceiling:
         """The ceiling ``result`` beside the policy's paired gap to basic strategy, for ``bets``."""
-        from blackjack_env.solver.ceiling import policy_share
-
         share = policy_share(result, gap.value, [gap.low, gap.high], bets)
         summary = result.to_json()  # the ceiling's own estimate of basic strategy's mean EV (its sampling design's)
         low, high = summary["basic_ev_ci95"]
@@ -447,8 +445,6 @@ def build_report(args: argparse.Namespace) -> Report:
                 f"No --bankroll: the risk of ruin and the bankroll paths use {DEFAULT_BANKROLL:,.0f} units."
             )
     elif policy.table is not None:
-        from blackjack_env.solver import solve
-
         solution = solve(rules)
         evaluation = solution.evaluate(policy.table)
         report.table, report.basic_table = policy.table, solution.table
@@ -488,8 +484,6 @@ def build_report(args: argparse.Namespace) -> Report:
 
 def check_ceiling(args: argparse.Namespace, rules: Rules) -> None:
     """--ceiling's game and --ceiling-samples, checked before anything is simulated."""
-    from blackjack_env.solver.ceiling import check_rules
-
     if args.ceiling_samples < 1:
         raise CliError(f"--ceiling-samples must be >= 1, got {args.ceiling_samples}")
     try:
