@@ -42,7 +42,7 @@ ELSEWHERE = ("agents", "train", "evaluate")
 _NJIT = re.compile(r"^[ \t]*@(?:numba\.)?n?jit\b", re.MULTILINE)
 #: A cache entry unused this long is removed when a new entry is made beside it.
 MAX_IDLE_DAYS = 30.0
-#: numba cache folders kept besides the one in use (each is 2-20 MB; an edit session makes dozens).
+#: numba cache folders kept besides the one in use (each is 2-20 MB; a day of edits makes dozens).
 NUMBA_KEEP = 8
 #: An entry used this recently is kept whatever the count: a process started from it may still run.
 MIN_IDLE_S = 3600.0

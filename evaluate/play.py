@@ -17,7 +17,7 @@ times the bet. With ``--hints`` each decision shows basic strategy's choice and 
 offered action for the chart cell of the hand (total-dependent: the EV of the cell's hands, not of these
 exact cards).
 
-End of input or Ctrl-C ends the session with a summary (rounds, net, bankroll); the exit code is 0.
+End of input or Ctrl-C ends the game with a summary (rounds, net, bankroll); the exit code is 0.
 """
 
 from __future__ import annotations
@@ -179,10 +179,10 @@ class Game:
             raise EOFError
         line = line.strip()
         if self.echo:
-            self.say(line)  # a piped session reads like a typed one
+            self.say(line)  # a piped game reads like a typed one
         return line
 
-    # ------------------------------------------------------------------ the session
+    # ------------------------------------------------------------------ the game
     def run(self) -> Session:
         """Play rounds until the player quits, input ends or the chips run out."""
         self.say(f"Blackjack: {self.rules.describe()}. Bankroll {money(self.session.bankroll)}.")
@@ -426,7 +426,7 @@ class Game:
     def summary(self) -> str:
         s = self.session
         text = (
-            f"Session over: {s.rounds} round{'s' if s.rounds != 1 else ''}, net {money(s.net, sign=True)}, "
+            f"Game over: {s.rounds} round{'s' if s.rounds != 1 else ''}, net {money(s.net, sign=True)}, "
             f"bankroll {money(s.bankroll)} (started with {money(s.start)})."
         )
         if self.in_round:

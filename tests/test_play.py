@@ -15,7 +15,7 @@ from blackjack_env.evaluate.play import main, money, parse_amount
 from blackjack_env.solver import solve
 
 ROUND = re.compile(r"Round (\d+): ([+-][\d,.]+) on a bet of ([\d,.]+); bankroll ([\d,.]+)")
-SUMMARY = re.compile(r"Session over: (\d+) rounds?, net ([+-][\d,.]+), bankroll ([\d,.]+)")
+SUMMARY = re.compile(r"Game over: (\d+) rounds?, net ([+-][\d,.]+), bankroll ([\d,.]+)")
 
 
 def play(*args: str, keys: str = "") -> tuple[int, str]:
@@ -118,7 +118,7 @@ def test_a_hand_shows_the_players_bet_in_chips_not_units() -> None:
     assert re.search(r"   Hand 1: 4 J +14 +bet 25  stood  won 25$", text, re.M), text
     assert "units" not in text and "bet 1 " not in text and "result" not in text
     assert "Round 1: +25 on a bet of 25; bankroll 1,025" in text
-    assert "Session over: 1 round, net +25, bankroll 1,025 (started with 1,000)." in text
+    assert "Game over: 1 round, net +25, bankroll 1,025 (started with 1,000)." in text
 
 
 def test_a_double_shows_the_doubled_stake_and_result_in_chips() -> None:
@@ -154,7 +154,7 @@ def test_a_loss_and_a_surrender_are_lost_chips() -> None:
     assert "   Hand 1: 10 6             16  bet 25  stood  lost 25" in text
     assert "   Hand 1: 10 6             16  bet 25  surrendered  lost 12.5" in text
     assert rounds(text) == [(-25.0, 25.0, 975.0), (-12.5, 25.0, 962.5)]
-    assert "Session over: 2 rounds, net -37.5, bankroll 962.5 (started with 1,000)." in text
+    assert "Game over: 2 rounds, net -37.5, bankroll 962.5 (started with 1,000)." in text
 
 
 def test_insurance_is_staked_and_settled_in_chips() -> None:
@@ -178,7 +178,7 @@ def test_blackjack_and_even_money_pay_in_chips() -> None:
     _, text = play("--cards", "A,9,K,7", keys=lines("b 25", "d"))
     assert "   Hand 1: A K              soft 21  bet 25  stood  won 37.5 (blackjack)" in text
     assert "Round 1: +37.5 on a bet of 25; bankroll 1,037.5" in text
-    assert "Session over: 1 round, net +37.5, bankroll 1,037.5 (started with 1,000)." in text
+    assert "Game over: 1 round, net +37.5, bankroll 1,037.5 (started with 1,000)." in text
     _, text = play("--cards", "A,A,K,5", keys=lines("b 25", "d", "i"))
     assert table_lines(text, "Insurance:") == [
         "Insurance: even money offered (takes 25 now)",
@@ -217,7 +217,7 @@ def test_actions_the_bankroll_cannot_cover_are_withheld() -> None:
     assert "(not enough chips to double)" in text
     assert "s stand  h hit  r surrender  (q quit) >" in text
     assert "  you have not enough chips to double now" in text
-    # 11 stands against the dealer's 17: the bankroll is gone and the session ends
+    # 11 stands against the dealer's 17: the bankroll is gone and the game ends
     assert "You have no chips left." in text
     assert summary(text) == (1, -10.0, 0.0)
 
