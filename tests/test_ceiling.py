@@ -92,6 +92,65 @@ def _all_rounds_mean_unseen(rules: Rules, basic: StrategyTable, rounds: int, see
     return float(n.mean()), float(n.std() / math.sqrt(rounds))
 
 
+def _stacked_rounds_ev(
+    rules: Rules, table: StrategyTable, shoe: np.ndarray, rounds: int, seed: int
+) -> tuple[float, float]:
+    """Basic strategy's mean result and its standard error over rounds each dealt from exactly ``shoe``
+    (cards per value), shuffled anew every round and stacked in the env (no other card is dealt)."""
+    import gymnasium as gym
+
+    from blackjack_env.agents import BasicStrategyAgent
+
+    agent = BasicStrategyAgent(rules)
+    agent.table = table
+    cards = [("A", "2", "3", "4", "5", "6", "7", "8", "9")[v] for v in range(9) for _ in range(int(shoe[v]))]
+    cards += [("T", "J", "Q", "K")[k % 4] for k in range(int(shoe[9]))]
+    env = gym.make("blackjack_env/Blackjack-v0", rules=rules).unwrapped
+    rng = np.random.default_rng(seed)
+    results = np.empty(rounds)
+    env.reset(seed=seed)
+    for i in range(rounds):
+        obs, info = env.reset(options={"cards": list(rng.permutation(cards))})
+        total, done = 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(agent.act(obs, info["action_mask"]))
+            total, done = total + float(reward), terminated or truncated
+        results[i] = total
+    return float(results.mean()), float(results.std() / math.sqrt(rounds))
+
+
+@pytest.mark.parametrize(("tens", "split_to"), [(0, 1), (3, 2)])
+def test_a_shoe_with_few_tens_is_analysed_as_dealt(tens: int, split_to: int) -> None:
+    """However few tens a shoe holds, the solver values it: basic strategy's exact EV on a 26-card
+    shoe agrees with rounds dealt from exactly that shoe (hands that need a missing ten have no
+    chance; with splits, the split model's approximation is inside the check's tolerance)."""
+    from blackjack_env.solver._analysis import Model, analyse
+
+    rules = Rules(decks=2, split_to=split_to, surrender="none", penetration=0.9)
+    table = solve(rules).table
+    shoe = np.array([3.0, 2, 3, 2, 3, 2, 3, 2, 3, tens])
+    exact = analyse(rules, table, model=Model(rules, shoe)).ev
+    simulated, se = _stacked_rounds_ev(rules, table, shoe, 60_000, seed=3)
+    assert abs(simulated - exact) < 4 * se
+    assert exact < analyse(rules, table, model=Model(rules, shoe + np.eye(10)[9] * 8)).ev  # tens help the player
+
+
+def test_a_deep_small_shoe_has_a_ceiling(monkeypatch) -> None:
+    """A single deck dealt to 80%: sampled shoes holding fewer than 8 tens are analysed too."""
+    tens: list[float] = []
+    analyse_shoe = ceiling_module._shoe_task
+
+    def seen(rules, shoe, *args):
+        tens.append(float(shoe[9]))
+        return analyse_shoe(rules, shoe, *args)
+
+    monkeypatch.setattr(ceiling_module, "_shoe_task", seen)
+    game = GAME.replace(penetration=0.8)
+    result = ceiling(game, samples=4, seed=3, workers=1, basic=solve(game).table)
+    assert min(tens) < 8 and len(result.values) == 4
+    assert np.isfinite(result.values[:, [V_BASIC, V_BEST]]).all() and (result.gains >= 0).all()
+
+
 def test_samples_are_spread_over_every_round_of_every_shoe(basic: StrategyTable) -> None:
     """The sampled rounds' mean unseen cards equal every round's (so a fresh shoe is not
     over-sampled), each sample is a possible shoe, and a seed fixes the samples."""
@@ -486,7 +545,7 @@ def test_cache_reads_back_and_an_interrupted_run_resumes(monkeypatch, tmp_path: 
     monkeypatch.setattr(ceiling_module, "SIM_ROUNDS", 10_000)  # the pool's rounds only
     monkeypatch.setattr(ceiling_module, "gain_proxy", lambda rules, shoes: shoes[:, 9] / shoes.sum(axis=1))
     monkeypatch.setenv("BLACKJACK_ENV_CACHE", str(tmp_path / "a"))
-    game = GAME.replace(penetration=0.4)  # no shoe of the pool too deep for the solver (< 8 tens)
+    game = GAME.replace(penetration=0.4)  # a shallow cut: a small pool
     kwargs = {"samples": 24, "seed": 2, "workers": 1, "basic": basic}
     whole = ceiling(game, **kwargs)
     assert len(calls) == 24 and whole.design()["strata"] == 6

@@ -41,6 +41,9 @@ from ..strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_of_la
 from . import _kernels as K
 from ._space import HandSpace, dealer_space, hand_space
 
+#: Fewest cards a custom shoe may hold: a round's first four cards (the cut card ends a shoe well
+#: before, so every shoe a game deals a round from holds more).
+MIN_CARDS = 4
 FLOOR = 1e-9  # weight given to unreachable hands so every row still gets defined EVs
 MAX_PASSES = 8
 
@@ -109,12 +112,17 @@ def clear_dealer_caches() -> None:
 
 
 def _checked_shoe(shoe: np.ndarray, infinite: bool) -> np.ndarray:
-    """A custom shoe as float cards per value; an infinite deck has no composition to change."""
+    """A custom shoe as float cards per value; an infinite deck has no composition to change.
+
+    Any shoe a game can deal is analysed, however few of a value it holds: a hand or a dealer draw
+    that needs more of a value than is left has no chance (``_kernels.draw_probs``)."""
     if infinite:
         raise ValueError("a custom shoe composition needs a finite shoe (decks >= 1), not an infinite deck")
     out = np.asarray(shoe, dtype=np.float64).reshape(-1)
-    if out.shape != (10,) or not np.isfinite(out).all() or (out < 0).any() or out[9] < 8:
-        raise ValueError(f"a shoe is 10 non-negative card counts (A, 2..10) with at least 8 tens, got {shoe!r}")
+    if out.shape != (10,) or not np.isfinite(out).all() or (out < 0).any() or out.sum() < MIN_CARDS:
+        raise ValueError(
+            f"a shoe is 10 non-negative card counts (A, 2..10) holding at least {MIN_CARDS} cards, got {shoe!r}"
+        )
     return out
 
 
@@ -156,7 +164,7 @@ class Model:
             same = 1.0 if rules.split_by_value else 0.25
         else:
             tens = float(self.shoe[9])  # one rank is a quarter of the ten-value cards
-            same = (tens / 4 - 1) / (tens - 1)
+            same = max(tens / 4 - 1, 0.0) / (tens - 1) if tens > 1 else 0.0
         self.split_frac = np.zeros(sp.size)  # share of a two-card hand's deals that may split
         if rules.split_to >= 2:
             for i in self.two:

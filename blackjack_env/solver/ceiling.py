@@ -96,9 +96,6 @@ from ._ceiling_strata import (
 from .moments import check_moment_rules, round_moments
 from .solution import solve
 
-#: The solver's custom-shoe limit (see ``_analysis._checked_shoe``).
-MIN_TENS = 8
-
 
 # ============================================================================= one shoe, exactly
 def shoe_values(rules: Rules, shoe: np.ndarray, basic: StrategyTable, in_round: bool = False) -> np.ndarray:
@@ -205,12 +202,6 @@ def ceiling(
     recording = record_shoes(rules, basic, pool, seed, seats, seat, SIM_ROUNDS)
     design = Design.plain(samples) if k == 1 else Design.stratified(gain_proxy(rules, recording.shoes), samples, k)
     shoes = recording.shoes[design.chosen]
-    few = shoes[:, 9] < MIN_TENS
-    if few.any():
-        raise ValueError(
-            f"{int(few.sum())} sampled shoe(s) hold fewer than {MIN_TENS} ten-value cards, which the solver "
-            "cannot analyse; use more decks or a lower penetration"
-        )
     every = max(int(in_round_every), 0)
     path = cache_path(rules, basic, seats, seat, samples, seed, k, every) if cache else None
     outputs = load_values(path, len(design.chosen))
@@ -279,7 +270,6 @@ __all__ = [
     "HIST_EDGES",
     "MAX_POOL",
     "MIN_PER_STRATUM",
-    "MIN_TENS",
     "N_VALUES",
     "PERCENTILES",
     "POOL_PER_SAMPLE",

@@ -21,7 +21,8 @@ Method (exact EVs at average compositions, mixed over the depths of the shoe):
   most probable) composition at that count, every value of a tag changed in the same proportion.
   Its size is the harmonic mean of the unseen decks over the rounds dealt at that tau, so the
   finite-shoe effects are those of the depth where the count arises. Where that shoe holds fewer
-  than 8 tens (``MIN_TENS``, which the analysis needs: low counts deep in a small shoe) a shoe of the
+  than 8 tens (``MIN_TENS``: low counts deep in a small shoe, where an average composition holds a
+  fraction of a card of some values) a shoe of the
   same composition with 8 tens is analysed instead, and the table says where, by how much and for
   what share of rounds (``IndexTable.enlarged``, a line under the chart, ``about`` in its JSON).
   ``analyse`` re-optimises the total-dependent strategy for that composition
@@ -88,7 +89,9 @@ N_DEPTHS = 24
 X_STEP = 0.02
 #: A question asked less often than this per round (e.g. only by unreachable hands) gets no entry.
 MIN_FREQUENCY = 1e-7
-#: Ten-value cards the analysis needs in a shoe (``_analysis._checked_shoe``).
+#: Fewest ten-value cards a grid point's average composition is analysed with: below it (low counts
+#: deep in a small shoe) a larger shoe of the same composition stands in, which keeps an average of
+#: a fraction of a card per value from standing for a shoe (reported: ``IndexTable.enlarged``).
 MIN_TENS = 8.0
 
 QUESTIONS = ("R", "P", "D", "S")  # the casino's order; "S" is the stand/hit question
@@ -98,7 +101,7 @@ _ARRAYS = ("actions", "obj", "obj_split", "obj_multi", "legal2", "legal_split", 
 @dataclass(frozen=True)
 class Enlargement:
     """A grid count whose shoe, at the depth where that count arises, holds fewer than the
-    ``MIN_TENS`` ten-value cards the analysis needs: a shoe of the same composition ``factor`` times
+    ``MIN_TENS`` ten-value cards: a shoe of the same composition ``factor`` times
     larger (``factor * decks`` decks) was analysed instead, so finite-shoe effects there are those of
     the larger shoe. ``share``: the share of rounds whose count (tau) lies nearest this grid point."""
 
@@ -131,8 +134,8 @@ class IndexTable:
         )
         factors = sorted(e.factor for e in self.enlarged)
         return (
-            f"approximated: at counts (tau) {counts} the shoe holds fewer than {MIN_TENS:g} tens, which the "
-            f"analysis needs; analysed {factors[0]:.2f}-{factors[-1]:.2f} times larger shoes of the same "
+            f"approximated: at counts (tau) {counts} the shoe holds fewer than {MIN_TENS:g} tens; "
+            f"analysed {factors[0]:.2f}-{factors[-1]:.2f} times larger shoes of the same "
             f"composition ({100 * sum(e.share for e in self.enlarged):.2g}% of rounds)"
         )
 
@@ -335,7 +338,7 @@ def tilted_shoe(rules: Rules, system: CountingSystem, tau: float, decks_unseen: 
             hi = mid
     w = mean_tag(0.5 * (lo + hi))[1]
     shoe = w / w.sum() * 52.0 * decks_unseen
-    if shoe[9] < MIN_TENS:  # the analysis needs a few tens: a larger shoe, reported (IndexTable.enlarged)
+    if shoe[9] < MIN_TENS:  # a larger shoe of the same composition, reported (IndexTable.enlarged)
         shoe *= MIN_TENS / shoe[9]
     return shoe
 
