@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import engine as E
 from .._source import cache_root, code_key, prune, touch
-from ..rules import Rules
+from ..rules import PRESETS, Rules
 from ..strategy import CHART_UPS, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, row_of_label, up_label, up_of_label
 from . import _kernels as K
 from ._analysis import Analysis, analyse, dealer_arrays, hand_evs, shoe_vector
@@ -264,8 +264,8 @@ class Solution:
         return value
 
     # ------------------------------------------------------------------ storage
-    def save(self, path: str | Path) -> None:
-        """Write atomically (``atomic_file``)."""
+    def save(self, path: str | Path, *, compressed: bool = False) -> None:
+        """Write atomically (``atomic_file``); ``compressed`` for the solutions the package ships."""
         path = Path(path)
         arrays: dict[str, Any] = {  # Any: mypy reads **arrays as maybe savez's allow_pickle
             "actions": self.table.actions,
@@ -281,7 +281,7 @@ class Solution:
         }
         meta = json.dumps({"ev": self.ev, "rules": self.rules.to_dict(), "code": code_key(__name__)})
         with atomic_file(path) as f:
-            np.savez(f, meta=np.array(meta), **arrays)
+            (np.savez_compressed if compressed else np.savez)(f, meta=np.array(meta), **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> Solution:
@@ -313,11 +313,35 @@ class Solution:
         return cls._from_arrays(rules, result.ev, dataclasses.asdict(result))
 
 
+#: The presets' solutions ship with the package (``tools/bundle_solutions.py`` writes them; a test holds
+#: each to a fresh analysis bit for bit), so a preset game's first ``solve`` compiles no solver kernel.
+BUNDLE_DIR = Path(__file__).resolve().parent / "bundled"
+
+
+def _analysis_fields(rules: Rules) -> str:
+    """The fields a fresh-shoe analysis reads (penetration does not), as one comparable text."""
+    fields = rules.to_dict()
+    fields.pop("penetration", None)
+    return json.dumps(fields, sort_keys=True)
+
+
+def bundled_solution(rules: Rules) -> Solution | None:
+    """The shipped solution of a preset these rules play (any penetration), else None."""
+    wanted = _analysis_fields(rules)
+    for name, preset in PRESETS.items():
+        path = BUNDLE_DIR / f"{name}.npz"
+        if _analysis_fields(preset.rules) == wanted and path.exists():
+            return dataclasses.replace(Solution.load(path), rules=rules)
+    return None
+
+
 def solve(rules: Rules | str | Mapping[str, Any] | None = None, *, cache: bool = True) -> Solution:
     """Basic strategy and its exact EV for a rule set (a Rules, preset name or dict of fields).
 
     Results are kept on disk (see :func:`cache_dir`) keyed by the rules, so a second call in any
-    process is a file read; a damaged or foreign cache file is ignored and rewritten."""
+    process is a file read; a damaged or foreign cache file is ignored and rewritten. A preset's
+    solution ships with the package (:data:`BUNDLE_DIR`). ``cache=False`` analyses afresh, reading
+    and writing neither."""
     rules = Rules.coerce(rules)
     path = cache_dir() / f"{rules_key(rules)}.npz"
     if cache and path.exists():
@@ -327,6 +351,9 @@ def solve(rules: Rules | str | Mapping[str, Any] | None = None, *, cache: bool =
             return dataclasses.replace(solution, rules=rules)
         except Exception:
             pass
+    shipped = bundled_solution(rules) if cache else None
+    if shipped is not None:
+        return shipped
     solution = Solution.from_analysis(rules, analyse(rules))
     if cache:
         with contextlib.suppress(OSError):
