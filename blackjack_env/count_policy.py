@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from . import engine as E
+from . import slots
 from ._jit import njit
 from .counting import MAX_RAMP_PAIRS, VALUES, CountingStrategy
 from .strategy import N_ROWS, N_UP, hand_row, table_cell, table_play
@@ -75,7 +76,7 @@ def true_count(params, st):
     running = running_count(params, st)
     if params[PC_BALANCED] == 0.0:
         return running
-    unseen = st[E.S_SHOE_LEN] - st[E.S_SHOE_POS] + (st[E.S_HOLE_HIDDEN] != 0)
+    unseen = slots.unseen_cards(st)
     return E.per_unseen_deck(running, unseen)
 
 
@@ -122,11 +123,11 @@ def _first_choice(order, allowed):
 @njit(cache=True, _nrt=False, forceinline=True)
 def count_decision(actions, insurance, params, st, hands):
     """The acting seat's action under a counting strategy (see the module docstring)."""
-    phase = st[E.S_PHASE]
+    phase = slots.phase(st)
     if phase == E.P_INSURANCE:
         when = params[PC_INS_WHEN]
         if when == WHEN_NONE:
-            return E.INSURANCE if insurance[st[E.S_NATURAL]] else E.NO_INSURANCE
+            return E.INSURANCE if insurance[slots.natural(st)] else E.NO_INSURANCE
         take = _holds(when, params[PC_INS_INDEX], true_count(params, st))
         return E.INSURANCE if take else E.NO_INSURANCE
     if phase != E.P_PLAY:
@@ -142,7 +143,7 @@ def _indexed_play(actions, params, st, hands, row, col, split_legal):
     """The questions of a cell with index entries (about one decision in six). The count is taken
     once, up front: its one inlined copy costs less than a lazy count at each question."""
     count = true_count(params, st)
-    h = st[E.S_CUR]
+    h = slots.current_row(st)
     can_hit = not E.split_ace_locked(st, hands, h)
     can_double = E.can_double(st, hands, h)
     can_surrender = E.can_surrender(st, hands, h)

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .engine import HILO_TAGS, S_COUNTS, S_HOLE_HIDDEN, per_unseen_deck, unseen_tags
+from .engine import HILO_TAGS, per_unseen_deck, unseen_tags
+from .slots import View
 from .strategy import row_of_label, up_of_label
 
 #: Card values in the order of the tag tuples: ace first (value 1), then 2..10.
@@ -151,7 +152,8 @@ def hilo_count(st: np.ndarray) -> tuple[int, int]:
     """(Hi-Lo running count of every card seen since the shuffle, cards unseen) of a table's state:
     the shoe's cards and a hidden hole card are unseen (the shoe env, the pictures, the terminal
     game). The count is the engine's own (``engine.unseen_tags``, as the observation's)."""
-    unseen = int(st[S_COUNTS + 1 : S_COUNTS + 14].sum()) + int(st[S_HOLE_HIDDEN] != 0)
+    view = View(st)
+    unseen = int(view.cards_left[1:].sum()) + int(view.hole_hidden != 0)
     return -int(unseen_tags(HILO_TAGS, 0, st)), unseen
 
 

@@ -33,6 +33,7 @@ from .env_kit import (
     table_policy,
 )
 from .rules import Rules
+from .slots import View
 from .summary import dealer_summary, seat_summary
 
 
@@ -226,7 +227,8 @@ class BlackjackEnv(gym.Env):
         self._shoe = E.new_shoe(self.rules.decks)
         E.set_seats(self._st, self.seats)
         E.load_rules(self._st, self._rv)
-        self._st[E.S_REWARD_MODE] = REWARD_MODES[reward]
+        self._view = View(self._st)
+        self._view.reward_mode = REWARD_MODES[reward]
         self._res = E.new_res(self.seats)
         self._obs = np.zeros(len(self.observation_space.nvec), np.int64)
         self.observation_names = (*OBS_NAMES, *count_names(count_obs))
@@ -236,9 +238,10 @@ class BlackjackEnv(gym.Env):
         self._prngs = np.zeros((1, 4), np.int64)
         self._bets = np.array(self._bet_sizes() or (1.0,), np.float64)  # one round: a flat bet of 1
         self._at_table = E.table_kind(self.seats)
-        self._st[E.S_AGENT] = self.seat
-        self._st[E.S_COUNT_MODE] = self._count_mode
-        self._st[E.S_OBS_EXTRA] = self._extra_index()
+        self._view.agent = self.seat
+        self._view.count_mode = self._count_mode
+        self._view.obs_extra = self._extra_index()
+        self._driver = self._driver_values()
         self._seeded = False
 
     # ------------------------------------------------------------------ what the shoe env changes
@@ -284,7 +287,7 @@ class BlackjackEnv(gym.Env):
             self.action_space.env_moved()
         reward = self._advance(action)
         terminated = self._episode_over()
-        info = self._info(settled=self._st[E.S_PHASE] == E.P_OVER)
+        info = self._info(settled=self._view.phase == E.P_OVER)
         if self.render_mode == "human":
             self.render()
         return self._obs.copy(), reward, bool(terminated), False, info
@@ -323,24 +326,13 @@ class BlackjackEnv(gym.Env):
         return self._transition(action)
 
     def _transition(self, action: int) -> float:
-        return float(
-            T.env_advance(
-                self._st,
-                self._hands,
-                self._shoe,
-                self._rv,
-                self._res,
-                self._obs,
-                self._mask,
-                action,
-                self._bets,
-                self._kinds,
-                self._actions,
-                self._insurance,
-                self._prngs,
-                self._at_table,
-            )
-        )
+        table, policies = self._driver
+        return float(T.env_advance(table, policies, action, self._bets, self._at_table))
+
+    def _driver_values(self) -> tuple[T.Table, T.Policies]:
+        """The table driver's values over the env's arrays (made again when the arrays are)."""
+        table = T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask)
+        return table, T.Policies(self._kinds, self._actions, self._insurance, self._prngs, None)
 
     def _first_decision_mask(self, seed: int | None) -> np.ndarray | None:
         """The legal actions of the first decision of the episode ``reset(seed=seed)`` would start
@@ -349,9 +341,11 @@ class BlackjackEnv(gym.Env):
             return None
         names = ("_st", "_hands", "_shoe", "_res", "_obs", "_mask", "_prngs")
         kept = {name: getattr(self, name) for name in names}
+        kept_driver = self._driver, self._view
         try:
             for name, array in kept.items():
                 setattr(self, name, array.copy())
+            self._driver, self._view = self._driver_values(), View(self._st)
             if seed is not None:
                 rng, _ = seeding.np_random(seed)  # as reset: super().reset(seed=seed), then its np_random
                 seed_table(self._st, self._shoe, self._prngs, rng.integers(0, 2**63))
@@ -360,6 +354,7 @@ class BlackjackEnv(gym.Env):
         finally:
             for name, array in kept.items():
                 setattr(self, name, array)
+            self._driver, self._view = kept_driver
 
     def _start(self, codes: list[int]) -> None:
         """Deal the episode's round with ``codes`` on top (Blackjack-v0: one round)."""
@@ -367,7 +362,7 @@ class BlackjackEnv(gym.Env):
         self._advance(-1)
 
     def _episode_over(self) -> bool:
-        return self._st[E.S_PHASE] == E.P_OVER
+        return self._view.phase == E.P_OVER
 
     def _info(self, settled: bool) -> dict[str, Any]:
         """The step's info: the mask (``action_masks()``), and the round's summary on the step
@@ -385,7 +380,8 @@ class BlackjackEnv(gym.Env):
     @property
     def shoe_counts(self) -> dict[str, int]:
         """Cards left in the shoe per rank (the hidden hole card counts as dealt)."""
-        return {card_name(code): int(self._st[E.S_COUNTS + code]) for code in range(1, 14)}
+        left = self._view.cards_left
+        return {card_name(code): int(left[code]) for code in range(1, 14)}
 
     def round_summary(self) -> dict[str, Any]:
         """The round (settled, or as it stands): the agent's hands with their cards, bet, status

@@ -15,7 +15,7 @@ from . import engine as E
 from . import table as T
 from .cards import card_codes, card_name
 from .rules import MAX_HANDS, Rules
-from .solver import solve
+from .slots import View
 from .strategy import StrategyTable
 
 COUNT_MODES = {"none": E.COUNT_NONE, "composition": E.COUNT_COMPOSITION, "hilo": E.COUNT_HILO}
@@ -59,6 +59,8 @@ def others_policy(rules: Rules, others: Any) -> tuple[int, StrategyTable | None]
     if isinstance(others, StrategyTable):
         return T.POLICY_TABLE, others
     if others == "basic":
+        from .solver import solve  # start-up time: a lone seat's env never loads the solver
+
         return T.POLICY_TABLE, solve(rules).table
     if others == "random":
         return T.POLICY_RANDOM, None
@@ -178,17 +180,13 @@ def stacked_codes(rules: Rules, cards: Any, most: int, unit: str) -> list[int]:
 
 def load_stack(st: np.ndarray, rules: Rules, codes: list[int]) -> None:
     """The next cards to deal this round (a new shoe first if this one lacks them)."""
-    st[E.S_STACK_POS] = 0
-    st[E.S_STACK_LEN] = 0
-    if not codes:
-        return
-    if not rules.infinite:
+    view = View(st)
+    short = False  # not enough left in this shoe: start a new one
+    if codes and not rules.infinite:
         wanted = np.bincount(codes, minlength=14)
-        remaining = st[E.S_COUNTS : E.S_COUNTS + 14]
-        if any(wanted[c] > remaining[c] for c in range(1, 14)):
-            st[E.S_FORCE_SHUFFLE] = 1  # not enough left in this shoe: start a new one
-    st[E.S_STACK : E.S_STACK + len(codes)] = codes
-    st[E.S_STACK_LEN] = len(codes)
+        remaining = view.cards_left
+        short = any(wanted[c] > remaining[c] for c in range(1, 14))
+    view.stack(codes, force_shuffle=short)
 
 
 def count_names(count_obs: str) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ import numpy as np
 
 from . import count_policy as CP
 from . import engine as E
+from . import slots
 from ._jit import njit
 from .counting import CountingStrategy, system
 from .strategy import N_PLAY, N_ROWS, N_UP, row_label, table_cell, up_label
@@ -69,15 +70,15 @@ ROUND_VARIANCE = 1.3
 @njit(cache=True, _nrt=False, inline="always")
 def _unseen(st, v, hole):
     """The unseen cards of value v (1..10): the shoe's plus a hole card still face down (code ``hole``)."""
-    c = E.S_COUNTS
     if v < 10:
-        return st[c + v] + (hole == v)
-    return st[c + 10] + st[c + 11] + st[c + 12] + st[c + 13] + (hole >= 10)
+        return slots.cards_left(st, v) + (hole == v)
+    tens = slots.cards_left(st, 10) + slots.cards_left(st, 11) + slots.cards_left(st, 12) + slots.cards_left(st, 13)
+    return tens + (hole >= 10)
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _hole(st):
-    return st[E.S_DEALER + 1] if st[E.S_HOLE_HIDDEN] else 0
+    return slots.hole_card(st)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -90,7 +91,7 @@ def features(st, fresh, x):
             x[v] = 0.0
         return
     hole = _hole(st)
-    unseen = st[E.S_SHOE_LEN] - st[E.S_SHOE_POS] + (hole != 0)
+    unseen = slots.shoe_left(st) + (hole != 0)
     scale = 52.0 / max(unseen, 1)
     for v in range(1, 10):
         x[v] = _unseen(st, v, hole) * scale - 4.0
@@ -108,17 +109,17 @@ def _value(params, off, st, hole, scale):
 
 @njit(cache=True, _nrt=False, inline="always")
 def _scale(st, hole):
-    return 52.0 / max(st[E.S_SHOE_LEN] - st[E.S_SHOE_POS] + (hole != 0), 1)
+    return 52.0 / max(slots.shoe_left(st) + (hole != 0), 1)
 
 
 @njit(cache=True, _nrt=False)
 def linear_decision(params, st, hands, mask):
     """The acting seat's action under a compiled model (the module docstring)."""
-    phase = st[E.S_PHASE]
+    phase = slots.phase(st)
     hole = _hole(st)
     scale = _scale(st, hole)
     if phase == E.P_INSURANCE:
-        off = LP_INS + 2 * N_FEATURES * st[E.S_NATURAL]
+        off = LP_INS + 2 * N_FEATURES * slots.natural(st)
         take = _value(params, off + N_FEATURES, st, hole, scale) > _value(params, off, st, hole, scale)
         return E.INSURANCE if take else E.NO_INSURANCE
     if phase != E.P_PLAY:

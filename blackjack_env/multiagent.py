@@ -35,6 +35,7 @@ from .env_kit import (
 )
 from .rules import MAX_HANDS, Rules
 from .shoe_env import DEFAULT_BETS, SHOE_OBS_NAMES, check_bets, shoe_nvec, shoe_rules
+from .slots import View
 from .summary import dealer_summary, seat_summary
 
 try:
@@ -183,13 +184,15 @@ class BlackjackTableEnv(AECEnv):
         self._res = E.new_res(self.seats)
         E.set_seats(self._st, self.seats)
         E.load_rules(self._st, self._rv)
-        self._st[E.S_REWARD_MODE] = 1 if reward == "expected" else 0
+        self._view = View(self._st)
+        self._view.reward_mode = 1 if reward == "expected" else 0
         self._at_table = E.table_kind(self.seats)
         # the driver's policy arrays: no seat is played by a policy here (play_until stops at every seat)
-        self._kinds, self._actions, self._insurance = T.driver_policies(T.POLICY_RANDOM, None)
-        self._prngs = np.zeros((1, 4), np.int64)
+        self._policies = T.table_policies(T.POLICY_RANDOM, None)
+        self._prngs = self._policies.prngs
         self._mask = np.zeros(E.N_ACTIONS, np.bool_)
         self._obs = np.zeros(len(nvec), np.int64)
+        self._table = T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask)
         self._levels = np.full(self.seats, -1, np.int64)  # each seat's bet this round (shoe games)
         self._dealt_levels = self._levels.copy()  # the bets of the round on the table (its pictures)
         self._betting = -1  # the seat whose bet is due (shoe games), else -1
@@ -243,8 +246,7 @@ class BlackjackTableEnv(AECEnv):
         self._skip_agent_selection = None
         self._dealt_levels[:] = -1
         if self.game == "shoe":
-            self._st[E.S_STACK_POS] = 0
-            self._st[E.S_STACK_LEN] = 0
+            self._view.stack([])
             T.start_shoe(self._st, self._shoe, codes)
             self._open_bets()
         else:
@@ -262,7 +264,7 @@ class BlackjackTableEnv(AECEnv):
                 obs[: E.OBS_BASE] = 0
                 obs[E.O_PHASE] = E.P_BET
             obs[self._extra] = self._levels[seat] + 1
-            pos, n = int(self._st[E.S_SHOE_POS]), max(int(self._st[E.S_SHOE_LEN]), 1)
+            pos, n = int(self._view.shoe_pos), max(int(self._view.shoe_len), 1)
             obs[self._extra + 1] = min(T.SHOE_STEPS, pos * T.SHOE_STEPS // n)
         mask = np.zeros(self._n_actions, np.int8)
         if agent == self.agent_selection and not self.terminations.get(agent, True):
@@ -334,18 +336,15 @@ class BlackjackTableEnv(AECEnv):
             return
         self._betting = -1
         for s in range(self.seats):
-            self._st[E.seat_slot(s, E.SEAT_ACTIVE)] = self.bets[self._levels[s]] > 0
+            self._view.set_active(s, self.bets[self._levels[s]] > 0)
         self._dealt_levels[:] = self._levels
         self._advance(-1)
 
     def _advance(self, action: int) -> None:
         """One compiled transition; then the next agent, or the round's rewards."""
-        T.table_advance(
-            self._st, self._hands, self._shoe, self._rv, self._res, self._mask, action,
-            self._kinds, self._actions, self._insurance, self._prngs, self._at_table,
-        )  # fmt: skip
-        if self._st[E.S_PHASE] != E.P_OVER:
-            self.agent_selection = self.possible_agents[int(self._st[E.S_SEAT])]
+        T.table_advance(self._table, self._policies, action, self._at_table)
+        if self._view.phase != E.P_OVER:
+            self.agent_selection = self.possible_agents[int(self._view.acting_seat)]
             return
         dealer = dealer_summary(self._st)
         for s, agent in enumerate(self.possible_agents):
@@ -384,14 +383,14 @@ class BlackjackTableEnv(AECEnv):
         """Every seat as the picture shows it: its round summary (per unit bet), the bet it placed
         for the round on the table (kept while the next round's bets are taken) and the hand whose
         decision is due."""
-        acting = -1 if self._st[E.S_PHASE] in (E.P_OVER,) else int(self._st[E.S_SEAT])
+        acting = -1 if self._view.phase == E.P_OVER else int(self._view.acting_seat)
         seats = []
         for s in range(self.seats):
             summary = seat_summary(self._st, self._hands, self._res, s)
             level = self._dealt_levels[s]
             summary["bet"] = (self.bets[level] if level >= 0 else 0.0) if self.game == "shoe" else 1.0
             summary["acting_hand"] = (
-                int(self._st[E.seat_slot(s, E.SEAT_CUR)]) - s * MAX_HANDS if s == acting and self._betting < 0 else -1
+                self._view.seat(s)["row"] - s * MAX_HANDS if s == acting and self._betting < 0 else -1
             )
             summary["name"] = self.possible_agents[s]
             seats.append(summary)

@@ -23,6 +23,7 @@ from PIL import Image, ImageDraw, ImageFont
 from . import engine as E
 from .cards import card_codes
 from .counting import hilo_count
+from .slots import View
 from .summary import dealer_summary
 
 FRAME_HEIGHT = 480
@@ -113,19 +114,20 @@ def env_view(env: Any) -> TableView:
     agent's marked "you", its acting hand marked while it decides."""
     summary = env.round_summary()
     seats = summary.get("seats") or [{k: v for k, v in summary.items() if k != "dealer"}]
-    phase = env._st[E.S_PHASE]
+    view = View(env._st)
+    phase = view.phase
     deciding = phase in (E.P_PLAY, E.P_INSURANCE, E.P_SETTLE) and env._mask[: E.N_ACTIONS].any()
     views = []
     for seat in seats:
         s = seat["seat"]
         mine = s == env.seat
-        acting = int(env._st[E.S_CUR]) - s * E.MAX_HANDS if mine and deciding else -1
+        acting = int(view.current_row) - s * E.MAX_HANDS if mine and deciding else -1
         name = f"Seat {s} (you)" if mine else f"Seat {s}"
         views.append(seat_view(seat, seat.get("bet", 1.0), name, acting, you=mine))
     footer = [env.rules.describe()]
     if hasattr(env, "hilo_count"):
         footer.append(count_line(env._st, env.rules.decks, len(env._shoe)))
-    if env._st[E.S_BETTING]:
+    if view.betting:
         footer.append("Your bet is due")
     return _view(env._st, views, footer)
 
@@ -133,7 +135,7 @@ def env_view(env: Any) -> TableView:
 def table_view(table: Any) -> TableView:
     """The view of the PettingZoo table (``multiagent.BlackjackTableEnv``)."""
     seats = [seat_view(seat, seat["bet"], seat["name"], seat["acting_hand"]) for seat in table.view_seats()]
-    over = table._st[E.S_PHASE] == E.P_OVER
+    over = View(table._st).phase == E.P_OVER
     footer = [table.rules.describe()]
     if not table.rules.infinite:
         footer.append(count_line(table._st, table.rules.decks, len(table._shoe)))
@@ -152,14 +154,15 @@ def count_line(st: np.ndarray, decks: int, shoe_size: int) -> str:
     running, unseen = hilo_count(st)
     return (
         f"Hi-Lo running {running:+d}, true {E.per_unseen_deck(running, unseen):+.1f}; "
-        f"{int(st[E.S_SHOE_POS])} of {shoe_size} cards dealt"
+        f"{int(View(st).shoe_pos)} of {shoe_size} cards dealt"
     )
 
 
 def _view(st: np.ndarray, seats: list[dict[str, Any]], footer: list[str]) -> TableView:
     dealer = dealer_summary(st)
-    hidden = bool(st[E.S_HOLE_HIDDEN])
-    over = st[E.S_PHASE] == E.P_OVER and any(seat["hands"] for seat in seats)  # a fresh shoe has no round yet
+    view = View(st)
+    hidden = bool(view.hole_hidden)
+    over = view.phase == E.P_OVER and any(seat["hands"] for seat in seats)  # a fresh shoe has no round yet
     return TableView(dealer["cards"], hidden, None if hidden else dealer["total"], seats, bool(over), footer)
 
 

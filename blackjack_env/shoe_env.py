@@ -171,7 +171,7 @@ class BlackjackShoeEnv(BlackjackEnv):
     ) -> None:
         rules, self.bets = shoe_options(rules, bets, seats)
         super().__init__(rules, count_obs, render_mode, reward, seats, seat, others)
-        self._st[E.S_SHOE_EPISODE] = 1
+        self._view.shoe_episode = 1
         self.observation_names = (*self.observation_names, *SHOE_OBS_NAMES)
 
     def _bet_sizes(self) -> tuple[float, ...]:
@@ -190,27 +190,27 @@ class BlackjackShoeEnv(BlackjackEnv):
 
     def _start(self, codes: list[int]) -> None:
         """A fresh shuffle (the stacked cards on top) and the first bet due."""
-        self._st[E.S_STACK_POS] = 0
-        self._st[E.S_STACK_LEN] = 0
+        self._view.stack([])
         T.start_shoe(self._st, self._shoe, codes)
         T.write_agent_view(self._st, self._hands, self._obs, self._mask)
 
     def _episode_over(self) -> bool:
-        return self._st[E.S_PHASE] == E.P_OVER and not self._st[E.S_BETTING]
+        return bool(self._view.phase == E.P_OVER and not self._view.betting)
 
     def _info(self, settled: bool) -> dict[str, Any]:
         info = super()._info(settled)
         running, unseen = self.hilo_count()
-        betting = bool(self._st[E.S_BETTING])
+        view = self._view
+        betting = bool(view.betting)
         info.update(
             running_count=running,
             true_count=float(E.per_unseen_deck(running, unseen)),
-            cards_dealt=int(self._st[E.S_SHOE_POS]),
-            bet=0.0 if betting else self.bets[int(self._st[E.S_BET_LEVEL])],
+            cards_dealt=int(view.shoe_pos),
+            bet=0.0 if betting else self.bets[int(view.bet_level)],
         )
         if "hands" in info:  # a round was settled on this step (the next bet may already be due)
-            playing = bool(self._st[E.seat_slot(self.seat, E.SEAT_ACTIVE)])
-            info["round_result"] = self.bets[int(self._st[E.S_BET_LEVEL])] * info["result"] if playing else 0.0
+            playing = bool(view.seat(self.seat)["active"])
+            info["round_result"] = self.bets[int(view.bet_level)] * info["result"] if playing else 0.0
         return info
 
     def round_summary(self) -> dict[str, Any]:
@@ -218,7 +218,7 @@ class BlackjackShoeEnv(BlackjackEnv):
         (table-minimum units; the others bet 1) and result per unit bet."""
         summary = super().round_summary()
         summary["seats"] = [self._seat_summary(s) for s in range(self.seats)]
-        level = int(self._st[E.S_BET_LEVEL])
+        level = int(self._view.bet_level)
         for seat in summary["seats"]:
             seat["bet"] = (self.bets[level] if seat["seat"] == self.seat else 1.0) if seat["playing"] else 0.0
         return summary
@@ -235,7 +235,7 @@ class BlackjackShoeEnv(BlackjackEnv):
         text = super()._table_text()
         running, unseen = self.hilo_count()
         return (
-            f"{text}\nShoe: {int(self._st[E.S_SHOE_POS])} of {len(self._shoe)} cards dealt, "
+            f"{text}\nShoe: {int(self._view.shoe_pos)} of {len(self._shoe)} cards dealt, "
             f"Hi-Lo running count {running:+d}, true count {E.per_unseen_deck(running, unseen):+.2f}"
         )
 

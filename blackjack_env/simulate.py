@@ -32,11 +32,13 @@ import numpy as np
 from . import count_policy as CP
 from . import engine as E
 from . import linear_policy as LP
+from . import slots
+from . import table as T
 from ._jit import njit
 from .counting import CountingStrategy
 from .rules import Rules
 from .strategy import N_PLAY, N_ROWS, N_UP, StrategyTable
-from .table import POLICY_COUNT, POLICY_LINEAR, POLICY_RANDOM, POLICY_TABLE, play_until
+from .table import POLICY_COUNT, POLICY_LINEAR, POLICY_RANDOM, POLICY_TABLE, play_until, seed_generator, start_chunk
 
 #: Rounds per chunk: the unit of seeding and of parallel work. Changing it changes results.
 CHUNK_ROUNDS = 1 << 20
@@ -104,11 +106,11 @@ def _record(out, base, st, hands, seat, reward, at_table):
     else:
         out[base + ST_LOSS] += 1
     if at_table is None:
-        n_hands, natural, insurance = st[E.S_NUM_HANDS], st[E.S_NATURAL], st[E.S_INS]
+        n_hands, natural, insurance = slots.acting_hands(st), slots.natural(st), slots.insurance(st)
     else:
-        n_hands = st[E.seat_slot(seat, E.SEAT_NUM_HANDS)]
-        natural = st[E.seat_slot(seat, E.SEAT_NATURAL)]
-        insurance = st[E.seat_slot(seat, E.SEAT_INS)]
+        n_hands = slots.seat_hands(st, seat)
+        natural = slots.seat_natural(st, seat)
+        insurance = slots.seat_insurance(st, seat)
     if natural and n_hands == 1:
         out[base + ST_BLACKJACK] += 1
     if n_hands > 1:
@@ -152,21 +154,13 @@ def _count_bet(params, policy, count, shoe_id, exited, tc_base):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _start_chunk(st, hands, shoe, rngs, exited, rv, words, seats, n_policies):
-    """A chunk's table: the rules, the seats (every other seat plays the table's policy), a fresh
-    seeded shoe (``engine.fresh_shoe``), each evaluated policy's own generator, no exits yet."""
-    st[:] = 0
-    hands[:, :] = 0
-    E.set_seats(st, seats)
-    E.load_rules(st, rv)
-    E.fresh_shoe(st, shoe, int(rv[E.R_DECKS]), words)
-    for s in range(E.MAX_SEATS):
-        st[E.seat_slot(s, E.SEAT_POLICY)] = n_policies  # the other seats' policy
+def _start_chunk(table, policies, exited, words, seats, n_policies):
+    """A chunk's table (``table.start_chunk``: every other seat plays the table's policy), each
+    evaluated policy's own generator, no exits yet."""
+    start_chunk(table, seats, words, n_policies)  # n_policies: the other seats' policy
     for p in range(n_policies):
         exited[p] = -1
-    for k in range(4):  # element copies: slice copies would need numba's allocator
-        for p in range(n_policies):
-            rngs[p, k] = words[4 * (p + 1) + k]
+        seed_generator(policies.prngs[p], words, p + 1)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -174,13 +168,9 @@ def _replay(st, shoe, infinite, saved_rng, start, replay_end):
     """Deal the next policy the round's cards again: an infinite deck's generator state back, or
     the cards dealt since ``start`` put back in deal order (dealt again up to ``replay_end``)."""
     if infinite:
-        for k in range(4):
-            st[E.S_RNG + k] = saved_rng[k]
+        slots.restore_rng(st, saved_rng)
     else:
-        for i in range(start, st[E.S_SHOE_POS]):
-            st[E.S_COUNTS + shoe[i]] += 1
-        st[E.S_SHOE_POS] = start
-        st[E.S_FIXED_END] = replay_end
+        slots.put_back(st, shoe, start, replay_end)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -204,45 +194,47 @@ def _record_pair(out, base, diff):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def simulate_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, at_table):
+def simulate_chunk(table, policies, chunk, work, out):
     """The kernel for tables and random play: ``_play_chunk`` with the counting code compiled out
-    (``params``, all zeros here, is taken so that both kernels have one signature)."""
-    _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, None, at_table)
+    (``policies.counting`` is None)."""
+    _play_chunk(table, policies, chunk, work, out, policies.counting)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def simulate_counting_chunk(rv, kinds, actions, insurance, params, words, n_rounds, seats, seat, work, out, at_table):
-    """The kernel when a counting strategy plays (bets by its count, index plays)."""
-    _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, params, at_table)
+def simulate_counting_chunk(table, policies, chunk, work, out):
+    """The kernel when a counting strategy plays (bets by its count, index plays): the same source,
+    ``policies.counting`` the policies' compiled counting strategies."""
+    _play_chunk(table, policies, chunk, work, out, policies.counting)
 
 
 @njit(cache=True, nogil=True, _nrt=False, forceinline=True)
-def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, work, out, counting, at_table):
-    """Play n_rounds from a fresh shoe with every policy on the same cards; accumulate into out.
+def _play_chunk(table, policies, chunk, work, out, counting):
+    """Play ``chunk.rounds`` from a fresh shoe with every policy on the same cards; accumulate into out.
 
-    kinds int64[P + 1], actions int64[P + 1, 38, 10, 5], insurance bool[P + 1, 2]: the policies
-    evaluated in ``seat`` of a table of ``seats``, then the policy of the other seats (flat bets of
-    1); counting: None (compiled out), or float64[P + 1, N], the counting policies' count, ramp and
-    indices (``count_policy``): such a policy bets by its ramp and may sit a round out (bet 0);
-    words: int64[4 (P + 1)] generator words (cards, then each evaluated policy's own randomness);
-    work: the table's arrays (st, hands, shoe, res, mask, rngs[P + 2, 4], and per policy: the shoe
-    it left (exit rule) and its true count before the round), allocated by the caller;
-    out: float64[out_size(P)]; at_table: the round's kind (``engine.table_kind(seats)``)."""
-    st, hands, shoe, res, mask, rngs, exited, counts = work
-    n_policies = kinds.shape[0] - 1
+    policies: the P policies evaluated in ``chunk.seat`` of a table of ``chunk.seats``, then the
+    policy of the other seats (flat bets of 1): kinds int64[P + 1], actions int64[P + 1, 38, 10, 5],
+    insurance bool[P + 1, 2], prngs int64[P + 2, 4] (each policy's generator, then scratch);
+    counting (``policies.counting`` as an argument, so that numba prunes it): None (compiled out),
+    or float64[P + 1, N], the counting policies' count, ramp and indices (``count_policy``): such a
+    policy bets by its ramp and may sit a round out (bet 0); chunk.words: int64[4 (P + 1)] generator
+    words (cards, then each evaluated policy's own randomness); work: per policy the shoe it left
+    (exit rule) and its true count before the round; out: float64[out_size(P)]."""
+    st, shoe, res, rv = table.st, table.shoe, table.res, table.rv
+    exited, counts = work
+    seat = chunk.seat
+    n_rounds = chunk.rounds
+    n_policies = policies.kinds.shape[0] - 1
     diff_base = OUT_STATS + n_policies * N_STATS
     infinite = int(rv[E.R_DECKS]) == 0
-    _start_chunk(st, hands, shoe, rngs, exited, rv, words, seats, n_policies)
+    _start_chunk(table, policies, exited, chunk.words, chunk.seats, n_policies)
     reward_slot = seat * E.RES_SIZE + E.RES_REWARD
-    active_slot = E.seat_slot(seat, E.SEAT_ACTIVE)
-    saved_rng = rngs[n_policies + 1]
+    saved_rng = policies.prngs[n_policies + 1]
     for _ in range(n_rounds):
         due = E.shuffle_due(st)
-        shoe_id = st[E.S_SHUFFLES] + due  # once a round: the first policy's deal does the shuffle
+        shoe_id = slots.shuffles(st) + due  # once a round: the first policy's deal does the shuffle
         if counting is not None:
             _round_counts(counting, st, n_policies, due, counts)
-        for k in range(4):
-            saved_rng[k] = st[E.S_RNG + k]
+        slots.save_rng(st, saved_rng)
         first = 0.0
         replay = True  # the cards dealt so far this round are still in deal order in the shoe
         start = 0
@@ -250,45 +242,47 @@ def _play_chunk(rv, kinds, actions, insurance, words, n_rounds, seats, seat, wor
         for p in range(n_policies):
             if p > 0 and (infinite or replay):
                 _replay(st, shoe, infinite, saved_rng, start, replay_end)
-            st[E.seat_slot(seat, E.SEAT_POLICY)] = p
+            slots.set_seat_policy(st, seat, p)
             bet = 1.0
             bucket = -1
             if counting is not None and counting[p, CP.PC_RAMP_N] != 0.0:  # a counting strategy (all have a ramp)
                 bet, bucket = _count_bet(counting[p], p, counts[p], shoe_id, exited, _tc_base(n_policies, p))
-                if kinds[p] == POLICY_LINEAR:  # a composition model bets by its own value (filed by Hi-Lo's count)
+                if (
+                    policies.kinds[p] == POLICY_LINEAR
+                ):  # a composition model bets by its own value (filed by Hi-Lo's count)
                     bet = LP.linear_bet(counting[p], st, due)
                 if bet == 0.0:
-                    st[active_slot] = 0
-            play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, mask, rngs, counting, at_table)
-            st[E.S_FIXED_END] = 0
+                    slots.set_seat_active(st, seat, 0)
+            play_until(table, policies, -1, -1, chunk.at_table)
+            slots.set_fixed_end(st, 0)
             reward = 0.0
             unit = 0.0
             if bet > 0.0:
                 unit = res[reward_slot]
                 reward = bet * unit
                 stats = OUT_STATS + p * N_STATS
-                _record(out, stats, st, hands, seat, reward, at_table)
+                _record(out, stats, st, table.hands, seat, reward, chunk.at_table)
                 if counting is not None:  # (else every policy bets 1 every round: added up after the loop)
                     out[stats + ST_PLAYED] += 1
                     out[stats + ST_BET] += bet
             if bucket >= 0:  # the round's true-count bucket, in one place after the round
                 _record_bucket(out, bucket, bet, unit)
             if counting is not None:
-                st[active_slot] = 1  # (cheaper than a branch on whether it sat out)
+                slots.set_seat_active(st, seat, 1)  # (cheaper than a branch on whether it sat out)
             if p == 0:
                 first = reward
-                start = st[E.S_ROUND_START]
+                start = slots.round_start(st)
             elif replay:
                 _record_pair(out, diff_base + (p - 1) * N_DIFF, first - reward)
-            if st[E.S_MID_SHUFFLE]:
+            if slots.mid_shuffle(st):
                 replay = False
-            replay_end = max(replay_end, st[E.S_SHOE_POS])
+            replay_end = max(replay_end, slots.cards_dealt(st))
         out[OUT_ROUNDS] += 1
     if counting is None:
         for p in range(n_policies):
             out[OUT_STATS + p * N_STATS + ST_PLAYED] += n_rounds
             out[OUT_STATS + p * N_STATS + ST_BET] += n_rounds
-    out[_shoes_slot(n_policies)] += st[E.S_SHUFFLES]  # st was cleared: the shoes begun in this chunk
+    out[_shoes_slot(n_policies)] += slots.shuffles(st)  # st was cleared: the shoes begun in this chunk
 
 
 # ============================================================================= Python layer
@@ -395,28 +389,24 @@ def run_chunk(
     """One chunk's statistics (callable in a thread, a process or a Ray task)."""
     n = len(policies)
     out = np.zeros(out_size(n), np.float64)
-    work = (
-        np.zeros(E.ST_SIZE, np.int64),
-        E.new_hands(table.seats),
-        E.new_shoe(int(rules_array[E.R_DECKS])),
-        E.new_res(table.seats),
-        np.zeros(E.N_ACTIONS, np.bool_),
-        np.zeros((n + 2, 4), np.int64),
-        np.zeros(n + 1, np.int64),
-        np.zeros(n + 1, np.float64),
-    )
+    arrays = T.new_table(rules_array, table.seats)
+    work = (np.zeros(n + 1, np.int64), np.zeros(n + 1, np.float64))
     seated = [*policies, table.others or policies[0]]
-    arrays = [policy.arrays() for policy in seated]
-    kinds = np.array([policy.kind for policy in seated], np.int64)
-    actions = np.ascontiguousarray(np.stack([a for a, _ in arrays]))
-    insurance = np.ascontiguousarray(np.stack([i for _, i in arrays]))
+    tables = [policy.arrays() for policy in seated]
     rows = [policy.count_params() for policy in seated]
     params = np.zeros((len(rows), max(len(row) for row in rows)))  # a composition model's row is longer
     for i, row in enumerate(rows):
         params[i, : len(row)] = row
-    kernel = simulate_counting_chunk if any(p.compiled_count for p in seated) else simulate_chunk
-    at_table = E.table_kind(table.seats)
-    kernel(rules_array, kinds, actions, insurance, params, words, rounds, table.seats, table.seat, work, out, at_table)
+    counted = simulate_counting_chunk if any(p.compiled_count for p in seated) else simulate_chunk
+    compiled = T.Policies(
+        np.array([policy.kind for policy in seated], np.int64),
+        np.ascontiguousarray(np.stack([a for a, _ in tables])),
+        np.ascontiguousarray(np.stack([i for _, i in tables])),
+        np.zeros((n + 2, 4), np.int64),
+        params if counted is simulate_counting_chunk else None,
+    )
+    chunk = T.Chunk(words, rounds, table.seats, table.seat, E.table_kind(table.seats))
+    counted(arrays, compiled, chunk, work, out)
     return out
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import engine as E
+from . import slots
 from ._jit import njit
 
 HARD_MIN, HARD_MAX = 4, 21
@@ -227,7 +228,7 @@ def table_action(actions, insurance, obs, mask):
 def table_cell(st, hands):
     """(row, column, split legal) of the current hand's decision, read from the engine state:
     the one cell lookup of the simulator's tables and the tabular learner."""
-    h = st[E.S_CUR]
+    h = slots.current_row(st)
     hard = hands[h, E.H_HARD]
     aces = hands[h, E.H_ACES]
     split_legal = E.can_split(st, hands, h)
@@ -239,9 +240,9 @@ def table_cell(st, hands):
 def table_decision(actions, insurance, st, hands):
     """The same choice as ``table_action`` read straight from the engine state (the simulator's
     hot path: it checks only the legality of the actions it considers)."""
-    phase = st[E.S_PHASE]
+    phase = slots.phase(st)
     if phase == E.P_INSURANCE:
-        return E.INSURANCE if insurance[st[E.S_NATURAL]] else E.NO_INSURANCE
+        return E.INSURANCE if insurance[slots.natural(st)] else E.NO_INSURANCE
     if phase != E.P_PLAY:
         return E.STAND
     row, col, split_legal = table_cell(st, hands)
@@ -251,7 +252,7 @@ def table_decision(actions, insurance, st, hands):
 @njit(cache=True, _nrt=False, forceinline=True)
 def table_play(actions, st, hands, row, col, split_legal):
     """The first legal action of a cell's preference list for the current hand."""
-    h = st[E.S_CUR]
+    h = slots.current_row(st)
     for k in range(N_PLAY):
         action = actions[row, col, k]
         if action == E.STAND:

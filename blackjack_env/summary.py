@@ -15,6 +15,7 @@ import numpy as np
 from . import engine as E
 from .cards import card_names
 from .rules import MAX_HANDS
+from .slots import View
 
 _STATUS_NAMES = {
     E.HS_WAIT: "waiting",
@@ -41,14 +42,13 @@ def seat_summary(st: np.ndarray, hands: np.ndarray, res: np.ndarray, s: int) -> 
     """Seat s's hands, insurance and result (per unit of its bet), from its block (read as Python
     lists once: this runs at the end of every episode); the single envs' and the PettingZoo
     table's round summaries."""
-    base = E.S_SEAT_BASE + s * E.SEAT_FIELDS
-    block = st[base : base + E.SEAT_FIELDS].tolist()
-    n_hands = block[E.SEAT_NUM_HANDS]
+    block = View(st).seat(s)
+    n_hands = block["hands"]
     rows = hands[s * MAX_HANDS : s * MAX_HANDS + n_hands].tolist()
     results = res[s * E.RES_SIZE : (s + 1) * E.RES_SIZE].tolist()
     return {
         "seat": s,
-        "playing": bool(block[E.SEAT_ACTIVE]),
+        "playing": bool(block["active"]),
         "hands": [
             {
                 "cards": card_names(row[E.H_CARDS : E.H_CARDS + row[E.H_N]]),
@@ -62,12 +62,12 @@ def seat_summary(st: np.ndarray, hands: np.ndarray, res: np.ndarray, s: int) -> 
             for i, row in enumerate(rows)
         ],
         "insurance": results[E.RES_INSURANCE],
-        "insurance_state": _INSURANCE_NAMES[block[E.SEAT_INS]],
+        "insurance_state": _INSURANCE_NAMES[block["insurance"]],
         "result": results[E.RES_TOTAL],
     }
 
 
 def dealer_summary(st: np.ndarray) -> dict[str, Any]:
     """The dealer's cards and total, hole card included (the summaries are the house's view)."""
-    codes = st[E.S_DEALER : E.S_DEALER + st[E.S_DEALER_N]].tolist()
-    return {"cards": card_names(codes), "total": _best_total(int(st[E.S_DEALER_HARD]), int(st[E.S_DEALER_ACES]))}
+    view = View(st)
+    return {"cards": card_names(view.dealer_cards()), "total": _best_total(*view.dealer_hand())}

@@ -11,6 +11,8 @@ other seats.
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 from . import engine as E
@@ -27,6 +29,61 @@ SHOE_STEPS = 52  # the shoe-dealt observation counts 52nds of the shoe
 VALUES = 10  # card values 1 (ace) .. 10: the PettingZoo table counts the other seats' cards per value
 
 
+class Table(NamedTuple):
+    """One table's arrays (``engine``'s layout), passed to the kernels as one value: its state
+    ``st``, ``hands``, ``shoe``, the rules ``rv``, the results ``res``, and the acting seat's
+    observation ``obs`` and legal actions ``mask`` (a kernel that writes no observation gives an
+    empty ``obs``). The vector env keeps a batch of them, one row a table (``table_at``)."""
+
+    st: np.ndarray
+    hands: np.ndarray
+    shoe: np.ndarray
+    rv: np.ndarray
+    res: np.ndarray
+    obs: np.ndarray
+    mask: np.ndarray
+
+
+class Policies(NamedTuple):
+    """The seats' compiled policies, row p policy p (a seat plays the one its block names): ``kinds``
+    (``POLICY_*``), a strategy table's ``actions`` and ``insurance``, each policy's random generator
+    ``prngs`` (4 words a row), and ``counting``: None where no counting strategy plays (numba then
+    compiles their play out), else a row per policy of ``count_policy``'s or ``linear_policy``'s
+    parameters."""
+
+    kinds: np.ndarray
+    actions: np.ndarray
+    insurance: np.ndarray
+    prngs: np.ndarray
+    counting: Any
+
+
+class Chunk(NamedTuple):
+    """A chunk of rounds from a fresh shoe: its seed ``words`` (the cards' generator first), its
+    length (``rounds``; the tabular learner counts env steps), the table's boxes (``seats``), the
+    seat that learns or is evaluated (``seat``; -1: every seat, where a learner allows it) and the
+    round's kind (``at_table``, ``engine.table_kind``)."""
+
+    words: np.ndarray
+    rounds: int
+    seats: int
+    seat: int
+    at_table: int | None
+
+
+def new_table(rules_array: np.ndarray, seats: int = 1, n_obs: int = 0) -> Table:
+    """Zeroed arrays of a table of ``seats`` boxes for these rules (an ``n_obs`` observation)."""
+    return Table(
+        np.zeros(E.ST_SIZE, np.int64),
+        E.new_hands(seats),
+        E.new_shoe(int(rules_array[E.R_DECKS])),
+        rules_array,
+        E.new_res(seats),
+        np.zeros(n_obs, np.int64),
+        np.zeros(E.N_ACTIONS, np.bool_),
+    )
+
+
 def driver_policies(kind: int, table: StrategyTable | None) -> tuple[np.ndarray, ...]:
     """The driver's policy arrays (kinds, actions, insurance) for one table policy (the envs' other
     seats); a random policy's table arrays are unused zeros."""
@@ -35,60 +92,100 @@ def driver_policies(kind: int, table: StrategyTable | None) -> tuple[np.ndarray,
     return np.array([kind], np.int64), actions[None].copy(), insurance[None].copy()
 
 
+def table_policies(kind: int, table: StrategyTable | None, n_generators: int = 1) -> Policies:
+    """One table policy (``driver_policies``) with ``n_generators`` zeroed generators."""
+    kinds, actions, insurance = driver_policies(kind, table)
+    return Policies(kinds, actions, insurance, np.zeros((n_generators, 4), np.int64), None)
+
+
 @njit(cache=True, _nrt=False, forceinline=True)
-def policy_decision(kind, actions, insurance, st, hands, mask, prng, counting):
-    """The acting seat's action under a policy: its table's choice, a counting strategy's (its row
-    of ``counting``, see ``count_policy``), or a uniform legal one. Where counting strategies play
-    (``counting`` not None) a table plays through ``count_decision`` too: with no entries it is
+def policy_decision(policies, counting, p, st, hands, mask):
+    """The acting seat's action under policy ``p``: its table's choice, a counting strategy's (its
+    row of ``counting``, see ``count_policy``), or a uniform legal one. ``counting`` is
+    ``policies.counting`` as an argument, so that numba prunes its branch where it is None. Where
+    counting strategies play a table plays through ``count_decision`` too: with no entries it is
     the table's choice, and the kernel holds one copy of that code instead of two."""
+    kind = policies.kinds[p]
     if counting is not None:  # None: numba prunes this branch at compile time
         if kind == POLICY_LINEAR:  # a composition model (``linear_policy``): its row of ``counting``
-            return linear_decision(counting, st, hands, mask)
+            return linear_decision(counting[p], st, hands, mask)
         if kind != POLICY_RANDOM:
-            return count_decision(actions, insurance, counting, st, hands)
+            return count_decision(policies.actions[p], policies.insurance[p], counting[p], st, hands)
     elif kind == POLICY_TABLE:
-        return table_decision(actions, insurance, st, hands)
+        return table_decision(policies.actions[p], policies.insurance[p], st, hands)
     E.legal_mask(st, hands, mask)
-    return E.uniform_legal(prng, 0, mask, E.N_ACTIONS)
+    return E.uniform_legal(policies.prngs[p], 0, mask, E.N_ACTIONS)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def play_until(st, hands, shoe, rv, res, action, stop_seat, kinds, actions, insurance, mask, prngs, counting, at_table):
+def play_until(table, policies, action, stop_seat, at_table):
     """Deal a round (``action`` < 0) or apply the stop seat's ``action``, then let the seats'
-    policies act (seat s plays policy ``st[seat_slot(s, SEAT_POLICY)]``) until ``stop_seat``
-    must decide (any seat, when it is ``EVERY_SEAT``) or the round is over. One call site each of
-    ``start_round`` and ``step_round``, so both inline once. ``counting`` is None where no
-    counting strategy plays (the envs, the table-policy kernel): numba then prunes their play at
-    compile time; else the compiled counting strategies, a row per policy (``count_policy``).
-    ``at_table``: the round's kind (``engine.table_kind``)."""
+    policies act (each seat the policy its block names) until ``stop_seat`` must decide (any seat,
+    when it is ``EVERY_SEAT``) or the round is over. One call site each of ``start_round`` and
+    ``step_round``, so both inline once. ``at_table``: the round's kind (``engine.table_kind``)."""
+    st, hands = table.st, table.hands
     if action < 0:
-        E.start_round(st, hands, shoe, res, at_table)
+        E.start_round(st, hands, table.shoe, table.res, at_table)
     while True:
         if action >= 0:
-            E.step_round(st, hands, shoe, rv, res, action, at_table)
+            E.step_round(st, hands, table.shoe, table.rv, table.res, action, at_table)
         seat = E.acting_seat(st, at_table)
         if st[E.S_PHASE] == E.P_OVER or seat == stop_seat or stop_seat == EVERY_SEAT:
             return
         p = st[E.seat_slot(seat, E.SEAT_POLICY)]
-        if counting is None:  # (pruned at compile time: one call site is left)
-            action = policy_decision(kinds[p], actions[p], insurance[p], st, hands, mask, prngs[p], None)
-        else:
-            action = policy_decision(kinds[p], actions[p], insurance[p], st, hands, mask, prngs[p], counting[p])
+        action = policy_decision(policies, policies.counting, p, st, hands, table.mask)
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def table_at(tables, i):
+    """Table i of a batch (the vector env's arrays, one row a table; the rules shared)."""
+    return Table(tables.st[i], tables.hands[i], tables.shoe[i], tables.rv, tables.res[i], tables.obs[i], tables.mask[i])
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def policies_at(policies, i):
+    """Table i's policies in a batch (the policies shared, each table its own generators)."""
+    return Policies(policies.kinds, policies.actions, policies.insurance, policies.prngs[i], policies.counting)
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def seed_generator(prng, words, block):
+    """A generator's four words from ``words[4 * block:]`` (element copies: a slice copy would need
+    numba's allocator)."""
+    for k in range(4):
+        prng[k] = words[4 * block + k]
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def start_chunk(table, seats, words, policy):
+    """A table readied for a chunk of rounds: cleared, ``seats`` boxes every one playing policy
+    ``policy``, the rules loaded, and a fresh shoe whose cards are seeded by ``words[:4]``
+    (``engine.fresh_shoe``: where every seeded shoe starts). The chunk's other generators are the
+    caller's (``seed_generator``)."""
+    st = table.st
+    st[:] = 0
+    table.hands[:, :] = 0
+    E.set_seats(st, seats)
+    E.load_rules(st, table.rv)
+    E.fresh_shoe(st, table.shoe, int(table.rv[E.R_DECKS]), words)
+    for s in range(E.MAX_SEATS):
+        st[E.seat_slot(s, E.SEAT_POLICY)] = policy
 
 
 @njit(cache=True, _nrt=False)
-def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, actions, insurance, prngs, at_table):
+def env_advance(table, policies, action, bets, at_table):
     """One env transition at a table; returns the agent's reward (its bet times its result).
 
     ``action`` < 0 deals a round (Blackjack-v0's reset); in a shoe episode's bet phase it is a
     bet id (``N_ACTIONS + i`` places ``bets[i]``, 0 sits the round out, which is then played
     by the other seats alone); else it is the agent's play. The other seats then act until the
     agent must decide or the round is over; a shoe episode then opens the next bet, unless the
-    cut card came out (the episode's end: ``st[S_PHASE] == P_OVER`` with no bet due). The agent's
+    cut card came out (the episode's end: phase ``P_OVER`` with no bet due). The agent's
     observation and mask are written. The env's settings are table state (``S_AGENT``,
     ``S_COUNT_MODE``, ``S_OBS_EXTRA``): every argument costs the Python call of a step; but the
     round's kind (``at_table``, ``engine.table_kind``) must be an argument, as numba compiles
     the lone seat's round apart."""
+    st = table.st
     agent = st[E.S_AGENT]
     stop = agent
     if st[E.S_BETTING]:
@@ -100,26 +197,38 @@ def env_advance(st, hands, shoe, rv, res, obs, mask, action, bets, kinds, action
         if not playing:
             stop = NO_SEAT  # the round is played by the others alone
         action = -1
-    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+    play_until(table, policies, action, stop, at_table)
     reward = 0.0
     over = st[E.S_PHASE] == E.P_OVER
     if over and st[E.seat_slot(agent, E.SEAT_ACTIVE)]:
-        reward = bets[st[E.S_BET_LEVEL]] * res[agent * E.RES_SIZE + E.RES_REWARD]
+        reward = bets[st[E.S_BET_LEVEL]] * table.res[agent * E.RES_SIZE + E.RES_REWARD]
     if over and st[E.S_SHOE_EPISODE] and not shoe_ended(st):
         st[E.S_BETTING] = 1
     E.save_seat(st)  # every seat block current, for the adapters' summaries
-    write_agent_view(st, hands, obs, mask)
+    write_agent_view(st, table.hands, table.obs, table.mask)
     return reward
 
 
 @njit(cache=True, _nrt=False)
-def table_advance(st, hands, shoe, rv, res, mask, action, kinds, actions, insurance, prngs, at_table):
+def table_advance(table, policies, action, at_table):
     """Deal a round (``action`` < 0) or apply the acting seat's action, then stop at the next
     seat's decision (or the round's end): the PettingZoo table's transition, every seat an agent
     (``multiagent``). Writes the acting seat's legal actions (all False once the round is over)."""
-    play_until(st, hands, shoe, rv, res, action, EVERY_SEAT, kinds, actions, insurance, mask, prngs, None, at_table)
-    E.save_seat(st)  # every seat block current, for the observations and the summaries
-    E.legal_mask(st, hands, mask)
+    play_until(table, policies, action, EVERY_SEAT, at_table)
+    E.save_seat(table.st)  # every seat block current, for the observations and the summaries
+    E.legal_mask(table.st, table.hands, table.mask)
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def shoe_episode(st):
+    """An env's episode is a shoe, with a bet before each round."""
+    return st[E.S_SHOE_EPISODE]
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def episode_over(st):
+    """An env's episode is over: the round settled and no bet due (a shoe episode's cut card came out)."""
+    return st[E.S_PHASE] == E.P_OVER and not st[E.S_BETTING]
 
 
 @njit(cache=True, _nrt=False)

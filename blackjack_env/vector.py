@@ -42,77 +42,49 @@ from .env_kit import (
 )
 from .rules import Rules
 from .shoe_env import DEFAULT_BETS, SHOE_OBS_NAMES, shoe_nvec, shoe_options
+from .slots import View
 
 
 @njit(cache=True, _nrt=False)
-def _start_tables(st, hands, shoe, rv, res, obs, mask, which, bets, kinds, acts, ins, prngs, at_table):
+def _start_tables(tables, policies, which, bets, at_table):
     """Start an episode at every table in ``which``: a round dealt, or a shoe's first bet due."""
-    for i in range(st.shape[0]):
+    for i in range(which.shape[0]):
         if which[i]:
-            _start(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], bets, kinds, acts, ins, prngs[i], at_table)
+            _start(T.table_at(tables, i), T.policies_at(policies, i), bets, at_table)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def _start(st, hands, shoe, rv, res, obs, mask, bets, kinds, acts, ins, prngs, at_table):
-    if st[E.S_SHOE_EPISODE]:
-        T.begin_shoe(st)
-        T.write_agent_view(st, hands, obs, mask)
+def _start(table, policies, bets, at_table):
+    if T.shoe_episode(table.st):
+        T.begin_shoe(table.st)
+        T.write_agent_view(table.st, table.hands, table.obs, table.mask)
     else:
-        T.env_advance(st, hands, shoe, rv, res, obs, mask, -1, bets, kinds, acts, ins, prngs, at_table)
+        T.env_advance(table, policies, -1, bets, at_table)
 
 
 @njit(cache=True, _nrt=False)
-def _step_tables(
-    st,
-    hands,
-    shoe,
-    rv,
-    res,
-    obs,
-    mask,
-    actions,
-    rewards,
-    terminated,
-    autoreset,
-    bets,
-    kinds,
-    acts,
-    ins,
-    prngs,
-    at_table,
-):
-    """Step every table (or start its next episode, after a finished one); returns the first
-    table whose action is illegal, or -1. Nothing is changed when an action is illegal."""
-    n = st.shape[0]
+def _step_tables(tables, policies, actions, out, bets, at_table):
+    """Step every table (or start its next episode, after a finished one); ``out``: (rewards,
+    terminated, autoreset). Returns the first table whose action is illegal, or -1. Nothing is
+    changed when an action is illegal."""
+    rewards, terminated, autoreset = out
+    mask = tables.mask
+    n = mask.shape[0]
     n_actions = mask.shape[1]
     for i in range(n):
         a = actions[i]
         if not autoreset[i] and (a < 0 or a >= n_actions or not mask[i, a]):
             return i
     for i in range(n):
+        table = T.table_at(tables, i)
         if autoreset[i]:
-            _start(st[i], hands[i], shoe[i], rv, res[i], obs[i], mask[i], bets, kinds, acts, ins, prngs[i], at_table)
+            _start(table, T.policies_at(policies, i), bets, at_table)
             rewards[i] = 0.0
             terminated[i] = False
             autoreset[i] = False
         else:
-            rewards[i] = T.env_advance(
-                st[i],
-                hands[i],
-                shoe[i],
-                rv,
-                res[i],
-                obs[i],
-                mask[i],
-                actions[i],
-                bets,
-                kinds,
-                acts,
-                ins,
-                prngs[i],
-                at_table,
-            )
-            done = st[i, E.S_PHASE] == E.P_OVER and not st[i, E.S_BETTING]
+            rewards[i] = T.env_advance(table, T.policies_at(policies, i), actions[i], bets, at_table)
+            done = T.episode_over(table.st)
             terminated[i] = done
             autoreset[i] = done
             if done:  # a finished table's mask: STAND alone (its next step, the autoreset, ignores it)
@@ -285,8 +257,9 @@ class BlackjackVectorEnv(VectorEnv):
         for i in range(n):
             E.set_seats(self._st[i], self.seats)
             E.load_rules(self._st[i], self._rv)
-        self._st[:, E.S_REWARD_MODE] = REWARD_MODES[reward]
-        self._st[:, E.S_SHOE_EPISODE] = int(bool(bets))
+        view = View(self._st)
+        view.reward_mode = REWARD_MODES[reward]
+        view.shoe_episode = int(bool(bets))
         self._res = np.zeros((n, self.seats * E.RES_SIZE), np.float64)
         self._obs = np.zeros((n, len(nvec)), np.int64)
         self._mask = np.zeros((n, E.N_ACTIONS + len(bets)), np.bool_)
@@ -295,16 +268,15 @@ class BlackjackVectorEnv(VectorEnv):
         self._terminated = np.zeros(n, np.bool_)
         self._autoreset = np.zeros(n, np.bool_)
         kind, table = table_policy(rules, others, self.seats)
-        self._kinds, self._actions, self._insurance = T.driver_policies(kind, table)
         self._prngs = np.zeros((n, 1, 4), np.int64)
+        self._tables = T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask)
+        kinds, actions, insurance = T.driver_policies(kind, table)
+        self._policies = T.Policies(kinds, actions, insurance, self._prngs, None)
         self._bets = np.array(bets or (1.0,), np.float64)
-        self._st[:, E.S_AGENT] = self.seat
-        self._st[:, E.S_COUNT_MODE] = self._count_mode
-        self._st[:, E.S_OBS_EXTRA] = len(observation_nvec(rules, count_obs)) if bets else 0
+        view.agent = self.seat
+        view.count_mode = self._count_mode
+        view.obs_extra = len(observation_nvec(rules, count_obs)) if bets else 0
         self._seeded = False
-
-    def _policy_args(self) -> tuple[Any, ...]:
-        return (self._bets, self._kinds, self._actions, self._insurance, self._prngs, E.table_kind(self.seats))
 
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
@@ -323,10 +295,7 @@ class BlackjackVectorEnv(VectorEnv):
                     seed_table(self._st[i], self._shoe[i], self._prngs[i], rng.integers(0, 2**63))
             self._seeded = True
         with first_call_notice(_start_tables, "the vector env's kernels"):
-            _start_tables(
-                self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask,
-                which, *self._policy_args(),
-            )  # fmt: skip
+            _start_tables(self._tables, self._policies, which, self._bets, E.table_kind(self.seats))
         self._autoreset[which] = False
         return self._obs.copy(), {"action_mask": self._mask.copy()}
 
@@ -337,10 +306,8 @@ class BlackjackVectorEnv(VectorEnv):
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
         with first_call_notice(_step_tables, "the vector env's kernels"):
-            bad = _step_tables(
-                self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask,
-                actions, self._rewards, self._terminated, self._autoreset, *self._policy_args(),
-            )  # fmt: skip
+            out = (self._rewards, self._terminated, self._autoreset)
+            bad = _step_tables(self._tables, self._policies, actions, out, self._bets, E.table_kind(self.seats))
         if bad >= 0:
             legal = ", ".join(str(a) for a in np.flatnonzero(self._mask[bad]))
             raise ValueError(f"illegal action {int(actions[bad])} at table {bad}; legal actions there: {legal}")

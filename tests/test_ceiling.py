@@ -43,7 +43,7 @@ from blackjack_env.solver.ceiling import (
     weighted_percentiles,
 )
 from blackjack_env.strategy import PAIR_BASE, StrategyTable
-from blackjack_env.table import POLICY_TABLE
+from blackjack_env.table import POLICY_TABLE, Chunk, new_table, table_policies
 
 ceiling_module = importlib.import_module("blackjack_env.solver.ceiling")  # the package's ``ceiling`` is the function
 
@@ -74,20 +74,10 @@ def _all_rounds_mean_unseen(rules: Rules, basic: StrategyTable, rounds: int, see
     """Mean and standard error of the unseen cards before every round (stride 1), the reference
     the sampled rounds must reproduce."""
     words = E.seed_words(np.random.SeedSequence(seed), 2)
-    work = (
-        np.zeros(E.ST_SIZE, np.int64),
-        E.new_hands(1),
-        E.new_shoe(rules.decks),
-        E.new_res(1),
-        np.zeros(E.N_ACTIONS, np.bool_),
-        np.zeros((1, 4), np.int64),
-    )
     comps = np.zeros((rounds, 10))
-    kinds = np.array([POLICY_TABLE], np.int64)
-    record_chunk(
-        rules.to_array(), kinds, basic.actions[None].copy(), basic.insurance[None].copy(), words, rounds, 1, 1, 0,
-        work, comps, np.zeros(rounds), np.zeros(4), E.table_kind(1),
-    )  # fmt: skip
+    out = (comps, np.zeros(rounds), np.zeros(4))
+    table, policies = new_table(rules.to_array()), table_policies(POLICY_TABLE, basic)
+    record_chunk(table, policies, Chunk(words, rounds, 1, 0, E.table_kind(1)), 1, out)
     n = comps.sum(axis=1)
     return float(n.mean()), float(n.std() / math.sqrt(rounds))
 

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import engine as E
+from .. import slots
 from .._jit import njit
 from ..rules import Rules
 from ..strategy import StrategyTable
-from ..table import POLICY_TABLE, play_until
+from ..table import POLICY_TABLE, Chunk, new_table, play_until, seed_generator, start_chunk, table_policies
 
 #: Rounds the sampling run plays at least: basic strategy's simulated EV beside the exact mean
 #: (a 95% CI of about +-0.23 per 100 rounds).
@@ -21,28 +22,20 @@ SIM_ROUNDS = 1_000_000
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def record_chunk(
-    rv, kinds, actions, insurance, words, n_rounds, stride, seats, seat, work, comps, rewards, sums, at_table
-):
-    """Play ``n_rounds`` from a fresh shoe, every seat by policy 0 (a strategy table), and record
+def record_chunk(table, policies, chunk, stride, out):
+    """Play ``chunk.rounds`` from a fresh shoe, every seat by policy 0 (a strategy table), and record
     the unseen composition per value (A, 2..10) before rounds stride - 1, 2 stride - 1, ... (a
     shoe due for shuffling is full; the first sample is a shoe or more past the fresh start), with
-    the seat's result of that round, until ``comps`` is full; sums: [result, result squared,
-    rounds, shoes begun] over every round played."""
-    st, hands, shoe, res, mask, rngs = work
-    decks = int(rv[E.R_DECKS])
-    st[:] = 0
-    hands[:, :] = 0
-    E.set_seats(st, seats)
-    E.load_rules(st, rv)
-    E.fresh_shoe(st, shoe, decks, words)  # where every seeded shoe starts (the simulator's too)
-    for s in range(E.MAX_SEATS):
-        st[E.seat_slot(s, E.SEAT_POLICY)] = 0
-    for k in range(4):
-        rngs[0, k] = words[4 + k]
-    reward_slot = seat * E.RES_SIZE + E.RES_REWARD
+    ``chunk.seat``'s result of that round, until ``comps`` is full. ``out``: (comps, rewards, sums),
+    sums: [result, result squared, rounds, shoes begun] over every round played."""
+    comps, rewards, sums = out
+    st = table.st
+    decks = int(table.rv[E.R_DECKS])
+    start_chunk(table, chunk.seats, chunk.words, 0)  # where every seeded shoe starts (the simulator's too)
+    seed_generator(policies.prngs[0], chunk.words, 1)
+    reward_slot = chunk.seat * E.RES_SIZE + E.RES_REWARD
     sample = 0
-    for r in range(n_rounds):
+    for r in range(chunk.rounds):
         record = (r + 1) % stride == 0 and sample < comps.shape[0]
         if record:
             due = E.shuffle_due(st)
@@ -50,16 +43,16 @@ def record_chunk(
                 comps[sample, v] = 0.0
             for code in range(1, 14):
                 value = min(code, 10) - 1
-                comps[sample, value] += 4 * decks if due else st[E.S_COUNTS + code]
-        play_until(st, hands, shoe, rv, res, -1, -1, kinds, actions, insurance, mask, rngs, None, at_table)
-        reward = res[reward_slot]
+                comps[sample, value] += 4 * decks if due else slots.cards_left(st, code)
+        play_until(table, policies, -1, -1, chunk.at_table)
+        reward = table.res[reward_slot]
         sums[0] += reward
         sums[1] += reward * reward
         sums[2] += 1
         if record:
             rewards[sample] = reward
             sample += 1
-    sums[3] += st[E.S_SHUFFLES]
+    sums[3] += slots.shuffles(st)
 
 
 def sample_stride(rules: Rules, seats: int) -> int:
@@ -107,23 +100,9 @@ def record_shoes(
     the game is played on to ``min_rounds`` rounds at least for its simulated EV (about a second)."""
     stride = sample_stride(rules, seats)
     words = E.seed_words(np.random.SeedSequence(seed), 2)
-    work = (
-        np.zeros(E.ST_SIZE, np.int64),
-        E.new_hands(seats),
-        E.new_shoe(rules.decks),
-        E.new_res(seats),
-        np.zeros(E.N_ACTIONS, np.bool_),
-        np.zeros((1, 4), np.int64),
-    )
-    comps = np.zeros((samples, 10))
-    rewards = np.zeros(samples)
-    sums = np.zeros(4)
-    kinds = np.array([POLICY_TABLE], np.int64)
-    actions = np.ascontiguousarray(basic.actions[None])
-    insurance = np.ascontiguousarray(basic.insurance[None])
+    out = (np.zeros((samples, 10)), np.zeros(samples), np.zeros(4))
     n_rounds = max(samples * stride, SIM_ROUNDS if min_rounds is None else min_rounds)
-    record_chunk(
-        rules.to_array(), kinds, actions, insurance, words, n_rounds, stride, seats, seat, work, comps, rewards, sums,
-        E.table_kind(seats),
-    )  # fmt: skip
+    chunk = Chunk(words, n_rounds, seats, seat, E.table_kind(seats))
+    record_chunk(new_table(rules.to_array(), seats), table_policies(POLICY_TABLE, basic), chunk, stride, out)
+    comps, rewards, sums = out
     return Recording(comps, rewards, sums, stride)
