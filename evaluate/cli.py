@@ -34,6 +34,7 @@ from .options import (
     add_ceiling_arguments,
     add_simulation_arguments,
     ceiling_bets,
+    console_entry,
     game_ceiling,
     note_compile,
     policy_rules,
@@ -273,6 +274,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return summary
 
 
+@console_entry("blackjack-evaluate")
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "report":

@@ -26,6 +26,7 @@ from blackjack_env._jit import silence_compiling_notice
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
 
+from .options import console_entry
 from .policies import load_policy
 from .runner import simulate
 
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@console_entry("blackjack-compile")
 def main(argv: Sequence[str] | None = None) -> int:
     build_parser().parse_args(argv)
     silence_compiling_notice()  # each part's line says what compiles

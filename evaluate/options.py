@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import math
+import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -314,3 +316,27 @@ def warnings_as_lines(prog: str) -> Iterator[None]:
         warnings.simplefilter("default")
         warnings.showwarning = show
         yield
+
+
+def console_entry(prog: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """A command's ``main`` that ends on Ctrl-C or a closed pipe (``| head``) with one line or none,
+    never a traceback: Ctrl-C not handled deeper (e.g. while kernels compile) exits 130 saying so; a
+    reader that stopped reading is left alone (stdout to /dev/null, exit 141 as a shell's SIGPIPE)."""
+
+    def wrap(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def entry(*args: Any, **kwargs: Any) -> int:
+            try:
+                code = main(*args, **kwargs)
+                sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+                return code
+            except KeyboardInterrupt:
+                print(f"{prog}: interrupted", file=sys.stderr)
+                return 130
+            except BrokenPipeError:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return 141
+
+        return entry
+
+    return wrap

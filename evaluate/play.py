@@ -40,7 +40,7 @@ from blackjack_env.render import count_line, dealer_line, env_view, hand_head
 from blackjack_env.solver import solve
 from blackjack_env.strategy import N_ROWS, hand_row, row_label, up_label
 
-from .options import OneLineParser, add_rules_arguments, rules_from_args
+from .options import OneLineParser, add_rules_arguments, console_entry, rules_from_args
 
 #: One key per game control while a round is played (the letters of printed charts).
 PLAY_KEYS: dict[str, Action] = {
@@ -493,6 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@console_entry("blackjack-play")
 def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     out = stdout if stdout is not None else sys.stdout

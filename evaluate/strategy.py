@@ -29,7 +29,7 @@ from blackjack_env.solver.ceiling import check_rules as check_ceiling_rules
 from blackjack_env.solver.indices import check_rules
 from blackjack_env.strategy import CHART_UPS, N_ROWS, row_label, up_label
 
-from .options import OneLineParser, add_rules_arguments, rules_from_args
+from .options import OneLineParser, add_rules_arguments, console_entry, rules_from_args
 
 FORMATS = ("chart", "json", "csv")
 
@@ -251,6 +251,7 @@ def indices_main(args: argparse.Namespace) -> int:
     return 0
 
 
+@console_entry("blackjack-strategy")
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.ceiling:
