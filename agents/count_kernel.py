@@ -12,11 +12,12 @@ import numpy as np
 
 from blackjack_env import count_policy as CP
 from blackjack_env import engine as E
+from blackjack_env import slots
 from blackjack_env._jit import njit
 from blackjack_env.counting import VALUE_WEIGHTS, CountingSystem
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import N_PLAY, table_cell, table_decision
-from blackjack_env.table import EVERY_SEAT, play_until
+from blackjack_env.table import EVERY_SEAT, play_until, seed_generator, start_chunk
 
 #: Hi-Lo's tags' per-card standard deviation: the unit of the bucket widths.
 _HILO_SD = math.sqrt(10.0 / 13.0)
@@ -105,28 +106,29 @@ def _copy(dst, src):
 
 
 @njit(cache=True, _nrt=False)
-def _rollout(seat_of_value, action, real, scratch, mask, game, policy, at_table):
+def _rollout(seat_of_value, action, real, scratch, learner, chunk):
     """The acting seat's round result if it answered ``action`` now and the frozen greedy policy
-    played on: the round finished on a copy of the table (``*0``: the real one, left untouched).
-    The copy keeps the shoe's random stream, so every action of a decision, and the real play
-    after it, meets the same unseen cards (common random numbers). ``real`` and ``scratch``: the
-    tables (st, hands, shoe, res, prngs)."""
-    rv, params, spec, stop, kinds, actions, insurance = game
-    ranking, ins_take, _ = policy
-    st0, hands0, shoe0, res0, prngs0 = real
-    st, hands, shoe, res, prngs = scratch
-    _copy(st, st0)
-    _copy(shoe, shoe0)
-    _copy(res, res0)
-    for i in range(hands0.shape[0]):
-        _copy(hands[i], hands0[i])
-    _copy(prngs[0], prngs0[0])
-    play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
-    while st[E.S_PHASE] != E.P_OVER:
+    played on: the round finished on a copy of the table (``scratch``; ``real``, the real one, left
+    untouched). The copy keeps the shoe's random stream, so every action of a decision, and the
+    real play after it, meets the same unseen cards (common random numbers). ``real`` and
+    ``scratch``: (Table, Policies) each, the policies' own generators copied."""
+    params, spec, ranking, ins_take, _ = learner
+    table0, policies0 = real
+    table, policies = scratch
+    st, hands = table.st, table.hands
+    _copy(st, table0.st)
+    _copy(table.shoe, table0.shoe)
+    _copy(table.res, table0.res)
+    for i in range(hands.shape[0]):
+        _copy(hands[i], table0.hands[i])
+    _copy(policies.prngs[0], policies0.prngs[0])
+    stop = EVERY_SEAT if chunk.seat < 0 else chunk.seat
+    play_until(table, policies, action, stop, chunk.at_table)
+    while slots.phase(st) != E.P_OVER:
         b = _bucket(spec, CP.true_count(params, st))
         a = table_decision(ranking[b], ins_take[b], st, hands)  # STAND settles a round to settle
-        play_until(st, hands, shoe, rv, res, a, stop, kinds, actions, insurance, mask, prngs, None, at_table)
-    return res[seat_of_value * E.RES_SIZE + E.RES_REWARD]
+        play_until(table, policies, a, stop, chunk.at_table)
+    return table.res[seat_of_value * E.RES_SIZE + E.RES_REWARD]
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -137,42 +139,36 @@ def _add(stats_row, x):
 
 
 @njit(cache=True, _nrt=False)
-def learn_chunk_kernel(rv, params, spec, ranking, ins_take, near, stats, ins_stats, pre_stats, totals, words, n_rounds,
-                 seats, seat, kinds, actions, insurance, work, at_table):  # fmt: skip
-    """Play ``n_rounds`` rounds of a fresh shoe, the learner in ``seat`` (-1: every seat) greedy in
-    the frozen ``ranking``/``ins_take``; at each of its decisions every other legal answer is
-    rolled out on a copy of the table (:func:`_rollout`). Adds to the (zeroed) stats, per (bucket,
-    cell, pair of legal actions a < c) the paired difference v_a - v_c (the real play is the
-    greedy answer's value); to ins_stats per (bucket, natural) taking insurance's minus not; to
-    pre_stats per bucket before the deal the round's result; and to totals. An answer the policy
-    finds far from its best in this bucket and cell (``near`` false) is rolled out only at one
-    decision in FAR_EVERY (at random), which keeps its pairs an unbiased sample of the cell's."""
-    st, hands, shoe, res, mask, prngs, prng, trace, values, depth, scratch = work
-    real = (st, hands, shoe, res, prngs)
-    st[:] = 0
-    hands[:, :] = 0
-    E.set_seats(st, seats)
-    E.load_rules(st, rv)
-    E.fresh_shoe(st, shoe, int(rv[E.R_DECKS]), words)
-    for k in range(4):
-        prng[k] = words[4 + k]
-        prngs[0, k] = words[8 + k]
-    for s in range(E.MAX_SEATS):
-        st[E.seat_slot(s, E.SEAT_POLICY)] = 0  # the other seats: the table policy given
+def learn_chunk_kernel(table, policies, chunk, learner, out, work):
+    """Play ``chunk.rounds`` rounds of a fresh shoe, the learner in ``chunk.seat`` (-1: every seat)
+    greedy in the frozen ``learner`` (params, spec, ranking, ins_take, near); at each of its
+    decisions every other legal answer is rolled out on a copy of the table (:func:`_rollout`,
+    ``work``'s scratch table). ``out``: (stats, ins_stats, pre_stats, totals). Adds to the (zeroed)
+    stats, per (bucket, cell, pair of legal actions a < c) the paired difference v_a - v_c (the
+    real play is the greedy answer's value); to ins_stats per (bucket, natural) taking insurance's
+    minus not; to pre_stats per bucket before the deal the round's result; and to totals. An answer
+    the policy finds far from its best in this bucket and cell (``near`` false) is rolled out only
+    at one decision in FAR_EVERY (at random), which keeps its pairs an unbiased sample of the
+    cell's. ``policies``: the other seats' table policy (its generator seeded here)."""
+    params, spec, ranking, ins_take, near = learner
+    stats, ins_stats, pre_stats, totals = out
+    prng, trace, values, depth, scratch = work
+    st, hands, res, mask = table.st, table.hands, table.res, table.mask
+    seats, seat, at_table = chunk.seats, chunk.seat, chunk.at_table
+    real = (table, policies)
+    start_chunk(table, seats, chunk.words, 0)  # the other seats: the table policy given
+    seed_generator(prng, chunk.words, 1)
+    seed_generator(policies.prngs[0], chunk.words, 2)
     stop = EVERY_SEAT if seat < 0 else seat
-    game = (rv, params, spec, stop, kinds, actions, insurance)
-    policy = (ranking, ins_take, near)
-    for _ in range(n_rounds):
+    for _ in range(chunk.rounds):
         due = E.shuffle_due(st)
         b0 = _bucket(spec, params[CP.PC_INITIAL] if due else CP.true_count(params, st))
         for s in range(seats):
             depth[s] = 0
-        play_until(st, hands, shoe, rv, res, -1, stop, kinds, actions, insurance, mask, prngs, None, at_table)
-        while st[E.S_PHASE] != E.P_OVER:
-            if st[E.S_PHASE] == E.P_SETTLE:  # nothing to decide: STAND settles the round
-                play_until(
-                    st, hands, shoe, rv, res, E.STAND, stop, kinds, actions, insurance, mask, prngs, None, at_table
-                )
+        play_until(table, policies, -1, stop, at_table)
+        while slots.phase(st) != E.P_OVER:
+            if slots.phase(st) == E.P_SETTLE:  # nothing to decide: STAND settles the round
+                play_until(table, policies, E.STAND, stop, at_table)
                 continue
             s = E.acting_seat(st, at_table)
             d = depth[s]
@@ -181,11 +177,11 @@ def learn_chunk_kernel(rv, params, spec, ranking, ins_take, near, stats, ins_sta
             trace[s, d, 0] = b
             trace[s, d, 3] = best
             measured = 0
-            if st[E.S_PHASE] == E.P_INSURANCE:
+            if slots.phase(st) == E.P_INSURANCE:
                 trace[s, d, 1] = -1
-                trace[s, d, 2] = st[E.S_NATURAL]
+                trace[s, d, 2] = slots.natural(st)
                 other = E.NO_INSURANCE if best == E.INSURANCE else E.INSURANCE
-                values[s, d, 0] = _rollout(s, other, real, scratch, mask, game, policy, at_table)
+                values[s, d, 0] = _rollout(s, other, real, scratch, learner, chunk)
                 totals[T_ROLLOUTS] += 1
             else:
                 E.legal_mask(st, hands, mask)
@@ -198,12 +194,12 @@ def learn_chunk_kernel(rv, params, spec, ranking, ins_take, near, stats, ins_sta
                 measured |= 1 << best
                 for a in range(N_PLAY):
                     if measured >> a & 1 and a != best:
-                        values[s, d, a] = _rollout(s, a, real, scratch, mask, game, policy, at_table)
+                        values[s, d, a] = _rollout(s, a, real, scratch, learner, chunk)
                         totals[T_ROLLOUTS] += 1
             trace[s, d, 4] = measured  # the answers valued at this decision
             depth[s] = d + 1
             totals[T_DECISIONS] += 1
-            play_until(st, hands, shoe, rv, res, best, stop, kinds, actions, insurance, mask, prngs, None, at_table)
+            play_until(table, policies, best, stop, at_table)
         for s in range(seats):
             if seat >= 0 and s != seat:
                 continue

@@ -70,7 +70,7 @@ from blackjack_env.counting import CountingStrategy, CountingSystem, IndexEntry,
 from blackjack_env.rules import Rules
 from blackjack_env.solver import solve
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
-from blackjack_env.table import POLICY_TABLE
+from blackjack_env.table import POLICY_TABLE, Chunk, Policies, new_table, table_policies
 
 from .count_fit import (
     DEGREE,
@@ -178,32 +178,21 @@ class CountTableAgent:
         self._basic: StrategyTable | None = None
 
     # ----------------------------------------------------------------- learning
-    def _work(self) -> tuple[Any, ...]:
+    def _work(self, policies: Policies) -> tuple[Any, ...]:
+        """The kernel's table (and the policies' generators') and its scratch: the learner's generator,
+        its decisions' trace and values, and the rollouts' copy of the table (sharing ``mask``)."""
         n = max(self.seats, 1)
-
-        def table() -> tuple[np.ndarray, ...]:
-            return (
-                np.zeros(E.ST_SIZE, np.int64),
-                E.new_hands(self.seats),
-                E.new_shoe(self.rules.decks),
-                E.new_res(self.seats),
-                np.zeros((1, 4), np.int64),
-            )
-
-        st, hands, shoe, res, prngs = table()
-        return (
-            st,
-            hands,
-            shoe,
-            res,
-            np.zeros(E.N_ACTIONS, np.bool_),
-            prngs,
+        table = new_table(self.rules.to_array(), self.seats)
+        copy = new_table(table.rv, self.seats)._replace(mask=table.mask)
+        scratch = (copy, policies._replace(prngs=np.zeros_like(policies.prngs)))
+        work = (
             np.zeros(4, np.int64),
             np.zeros((n, MAX_DECISIONS, 5), np.int64),
             np.zeros((n, MAX_DECISIONS, N_PLAY), np.float64),
             np.zeros(n, np.int64),
-            table(),
+            scratch,
         )
+        return table, work
 
     def policy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The greedy policy of the statistics so far, per bucket: the play actions' preference order
@@ -230,25 +219,11 @@ class CountTableAgent:
         """One chunk's statistics (stats, ins_stats, pre_stats, totals) from its inputs."""
         words, ranking, take, near = inputs
         out = (np.zeros_like(self.stats), np.zeros_like(self.ins_stats), np.zeros_like(self.pre_stats), np.zeros(4))
-        others = self.basic_table()
-        learn_chunk_kernel(
-            self.rules.to_array(),
-            self.params,
-            self.spec.array(),
-            ranking,
-            take,
-            near,
-            *out,
-            words,
-            self.chunk_rounds,
-            self.seats,
-            self.seat,
-            np.array([POLICY_TABLE], np.int64),
-            others.actions[None].copy(),
-            others.insurance[None].copy(),
-            self._work(),
-            E.table_kind(self.seats),
-        )
+        policies = table_policies(POLICY_TABLE, self.basic_table())
+        table, work = self._work(policies)
+        chunk = Chunk(words, self.chunk_rounds, self.seats, self.seat, E.table_kind(self.seats))
+        learner = (self.params, self.spec.array(), ranking, take, near)
+        learn_chunk_kernel(table, policies, chunk, learner, out, work)
         return out
 
     def merge(self, chunk: tuple[np.ndarray, ...]) -> tuple[int, float]:

@@ -43,12 +43,22 @@ from typing import Any
 import numpy as np
 
 from blackjack_env import engine as E
+from blackjack_env import slots
 from blackjack_env._jit import njit
 from blackjack_env.linear_policy import KIND, N_FEATURES, LinearModel, features
 from blackjack_env.rules import Rules
 from blackjack_env.solver import solve
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_cell
-from blackjack_env.table import EVERY_SEAT, POLICY_TABLE, play_until
+from blackjack_env.table import (
+    EVERY_SEAT,
+    POLICY_TABLE,
+    Chunk,
+    new_table,
+    play_until,
+    seed_generator,
+    start_chunk,
+    table_policies,
+)
 
 from .shoe_game import check_table
 from .tabular import MAX_DECISIONS
@@ -126,29 +136,24 @@ def _credit(seat, reward, trace, prob, feats, depth, cut, acc):
 
 
 @njit(cache=True, _nrt=False)
-def _learn_chunk(
-    rv, w_play, tried, w_ins, tried_ins, xtx, xty, ins_xtx, ins_xty, pre_xtx, pre_xty, totals, words, n_rounds,
-    seats, seat, epsilon, kinds, actions, insurance, work, at_table,
-):  # fmt: skip
-    """Play ``n_rounds`` rounds of a fresh shoe, the learner in ``seat`` (-1: every seat) greedy in
-    the frozen weights (``tried``: which actions have data) with epsilon exploration; write the
-    chunk's statistics to the (zeroed) output arrays. One call site of ``play_until`` (the engine
-    inlined once), the small helpers inlined and the sums in packed rows: measured (the docs' speed
-    results)."""
-    st, hands, shoe, res, mask, prngs, prng, trace, prob, feats, depth, cut, explored, ins_mask, x0, qv, acc = work
+def _learn_chunk(table, policies, chunk, learner, out, work):
+    """Play ``chunk.rounds`` rounds of a fresh shoe, the learner in ``chunk.seat`` (-1: every seat)
+    greedy in the frozen weights of ``learner`` (w_play, tried, w_ins, tried_ins: which actions
+    have data; epsilon: its exploration); write the chunk's statistics to the (zeroed) arrays of
+    ``out`` (xtx, xty, ins_xtx, ins_xty, pre_xtx, pre_xty, totals). ``policies``: the other seats'
+    table policy. One call site of ``play_until`` (the engine inlined once), the small helpers
+    inlined and the sums in packed rows: measured (the docs' speed results)."""
+    w_play, tried, w_ins, tried_ins, epsilon = learner
+    xtx, xty, ins_xtx, ins_xty, pre_xtx, pre_xty, totals = out
+    prng, trace, prob, feats, depth, cut, explored, ins_mask, x0, qv, acc = work
+    st, hands, res, mask = table.st, table.hands, table.res, table.mask
+    seats, seat, at_table = chunk.seats, chunk.seat, chunk.at_table
     acc[:, :] = 0.0
-    st[:] = 0
-    hands[:, :] = 0
-    E.set_seats(st, seats)
-    E.load_rules(st, rv)
-    E.fresh_shoe(st, shoe, int(rv[E.R_DECKS]), words)
-    for k in range(4):
-        prng[k] = words[4 + k]
-        prngs[0, k] = words[8 + k]
-    for s in range(E.MAX_SEATS):
-        st[E.seat_slot(s, E.SEAT_POLICY)] = 0  # the other seats: the table policy given
+    start_chunk(table, seats, chunk.words, 0)  # the other seats: the table policy given
+    seed_generator(prng, chunk.words, 1)
+    seed_generator(policies.prngs[0], chunk.words, 2)
     stop = EVERY_SEAT if seat < 0 else seat
-    for _ in range(n_rounds):
+    for _ in range(chunk.rounds):
         features(st, E.shuffle_due(st), x0)
         for s in range(seats):
             depth[s] = 0
@@ -156,18 +161,18 @@ def _learn_chunk(
             explored[s] = 0
         action = -1  # deal; then one call site of play_until (its inlined engine held once)
         while True:
-            play_until(st, hands, shoe, rv, res, action, stop, kinds, actions, insurance, mask, prngs, None, at_table)
-            if st[E.S_PHASE] == E.P_OVER:
+            play_until(table, policies, action, stop, at_table)
+            if slots.phase(st) == E.P_OVER:
                 break
-            if st[E.S_PHASE] == E.P_SETTLE:  # nothing to decide: STAND settles the round
+            if slots.phase(st) == E.P_SETTLE:  # nothing to decide: STAND settles the round
                 action = E.STAND
                 continue
             s = E.acting_seat(st, at_table)
             d = depth[s]
             x = feats[s, d]
             features(st, False, x)
-            if st[E.S_PHASE] == E.P_INSURANCE:
-                cell = st[E.S_NATURAL]
+            if slots.phase(st) == E.P_INSURANCE:
+                cell = slots.natural(st)
                 for k in range(2):
                     qv[k] = _dot(w_ins[cell, k], x)
                 best = _greedy(qv, tried_ins[cell], ins_mask, 2)
@@ -293,14 +298,10 @@ class LinearAgent:
 
     # ----------------------------------------------------------------- learning
     def _work(self) -> tuple[Any, ...]:
+        """The kernel's table and its scratch: the learner's generator, its decisions' trace, chances
+        and features, and the packed sums."""
         n = max(self.seats, 1)
-        return (
-            np.zeros(E.ST_SIZE, np.int64),
-            E.new_hands(self.seats),
-            E.new_shoe(self.rules.decks),
-            E.new_res(self.seats),
-            np.zeros(E.N_ACTIONS, np.bool_),
-            np.zeros((1, 4), np.int64),
+        work = (
             np.zeros(4, np.int64),
             np.zeros((n, MAX_DECISIONS, 3), np.int64),
             np.zeros((n, MAX_DECISIONS), np.float64),
@@ -313,6 +314,7 @@ class LinearAgent:
             np.zeros(N_PLAY, np.float64),
             np.zeros((PRE_SLOT + 1, PACKED), np.float64),
         )
+        return new_table(self.rules.to_array(), self.seats), work
 
     def chunk_inputs(self, index: int) -> tuple[np.ndarray, ...]:
         """What chunk ``index`` plays with: its seed words and the frozen weights."""
@@ -325,25 +327,10 @@ class LinearAgent:
         """One chunk's statistics (the six sums, then the totals) from its inputs."""
         words, w_play, tried, w_ins, tried_ins = inputs
         out = (*(np.zeros_like(getattr(self, name)) for name in self._STATS), np.zeros(3))
-        others = self.basic_table()
-        _learn_chunk(
-            self.rules.to_array(),
-            w_play,
-            tried,
-            w_ins,
-            tried_ins,
-            *out,
-            words,
-            self.chunk_rounds,
-            self.seats,
-            self.seat,
-            self.epsilon,
-            np.array([POLICY_TABLE], np.int64),
-            others.actions[None].copy(),
-            others.insurance[None].copy(),
-            self._work(),
-            E.table_kind(self.seats),
-        )
+        table, work = self._work()
+        policies = table_policies(POLICY_TABLE, self.basic_table())
+        chunk = Chunk(words, self.chunk_rounds, self.seats, self.seat, E.table_kind(self.seats))
+        _learn_chunk(table, policies, chunk, (w_play, tried, w_ins, tried_ins, self.epsilon), out, work)
         return out
 
     def merge(self, chunk: tuple[np.ndarray, ...]) -> tuple[int, float]:

@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from blackjack_env import engine as E
+from blackjack_env import slots
 from blackjack_env._jit import njit
 from blackjack_env.env_kit import REWARD_MODES, check_options
-from blackjack_env.rules import MAX_HANDS, Rules
+from blackjack_env.rules import Rules
 from blackjack_env.strategy import (
     N_PLAY,
     N_ROWS,
@@ -39,6 +40,7 @@ from blackjack_env.strategy import (
     table_action,
     table_cell,
 )
+from blackjack_env.table import POLICY_RANDOM, Chunk, new_table, play_until, seed_generator, start_chunk, table_policies
 
 from .base import check_batch, read_manifest, write_manifest
 
@@ -137,32 +139,32 @@ def _external_credit(q, c, q_ins, c_ins, trace, prob, depth, cut, reward):
 
 
 @njit(cache=True, _nrt=False)
-def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, reward_mode, work):
-    """Play rounds until ``steps_wanted`` env steps are done, updating the weighted means q/c
-    (play cells) and q_ins/c_ins (insurance).
+def _mc_chunk(table, policies, chunk, learner, reward_mode, work):
+    """Play a lone seat's rounds from a fresh shoe until ``chunk.rounds`` env steps are done,
+    updating the weighted means of ``learner`` (q, c, q_ins, c_ins, epsilon): q/c (play cells) and
+    q_ins/c_ins (insurance). The table driver stops at every step of the seat (``policies``, never
+    consulted, fill its place).
 
     Returns (steps, rounds, sum of round results) of the chunk."""
-    st, hands, shoe, res, mask, prng, trace, prob, ins_mask = work
-    st[:] = 0
-    hands[:, :] = 0
-    E.load_rules(st, rv)
-    st[E.S_REWARD_MODE] = reward_mode
-    E.fresh_shoe(st, shoe, int(rv[E.R_DECKS]), words)
-    for k in range(4):
-        prng[k] = words[4 + k]
+    q, c, q_ins, c_ins, epsilon = learner
+    prng, trace, prob, ins_mask = work
+    st, hands, mask = table.st, table.hands, table.mask
+    start_chunk(table, 1, chunk.words, 0)
+    slots.set_reward_mode(st, reward_mode)
+    seed_generator(prng, chunk.words, 1)
     steps = 0
     rounds = 0
     total = 0.0
-    while steps < steps_wanted:
-        E.start_round(st, hands, shoe, res, None)  # a lone seat
+    while steps < chunk.rounds:
+        play_until(table, policies, -1, 0, None)  # a lone seat
         depth = 0
         cut = 0  # the last decision off the greedy policy: earlier ones get no credit
-        reward = 0.0
-        while st[E.S_PHASE] != E.P_OVER:
-            phase = st[E.S_PHASE]
+        stepped = False
+        while slots.phase(st) != E.P_OVER:
+            phase = slots.phase(st)
             action = E.STAND
             if phase == E.P_INSURANCE or phase == E.P_PLAY:
-                row = st[E.S_NATURAL]
+                row = slots.natural(st)
                 col = -1  # the insurance question: row is "holding a natural"
                 if phase == E.P_PLAY:
                     E.legal_mask(st, hands, mask)
@@ -173,8 +175,10 @@ def _mc_chunk(rv, q, c, q_ins, c_ins, words, steps_wanted, epsilon, reward_mode,
                 if explored:
                     cut = depth
                 depth += 1
-            reward = E.step_round(st, hands, shoe, rv, res, action, None)
+            play_until(table, policies, action, 0, None)
+            stepped = True
             steps += 1
+        reward = table.res[E.RES_REWARD] if stepped else 0.0
         rounds += 1
         total += reward
         _credit(q, c, q_ins, c_ins, trace, prob, depth, cut, reward)
@@ -227,12 +231,9 @@ class TabularAgent:
         self.steps = 0
         self.rounds = 0
         self.chunks = 0
+        self._table = new_table(self.rules.to_array())
+        self._policies = table_policies(POLICY_RANDOM, None)
         self._work = (
-            np.zeros(E.ST_SIZE, np.int64),
-            np.zeros((MAX_HANDS, E.HAND_FIELDS), E.HAND_DTYPE),
-            E.new_shoe(self.rules.decks),
-            np.zeros(E.RES_SIZE, np.float64),
-            np.zeros(E.N_ACTIONS, np.bool_),
             np.zeros(4, np.int64),
             np.zeros((MAX_DECISIONS, 3), np.int64),
             np.zeros(MAX_DECISIONS, np.float64),
@@ -247,17 +248,10 @@ class TabularAgent:
     def learn_chunk(self) -> tuple[int, float]:
         """Play one seeded chunk; returns (rounds played, mean result of the behaviour policy)."""
         words = E.seed_words(np.random.SeedSequence([self.seed, self.chunks]), 2)
+        chunk = Chunk(words, self.chunk_steps, 1, 0, None)
+        learner = (self.q, self.c, self.q_ins, self.c_ins, self.epsilon)
         steps, rounds, total = _mc_chunk(
-            self.rules.to_array(),
-            self.q,
-            self.c,
-            self.q_ins,
-            self.c_ins,
-            words,
-            self.chunk_steps,
-            self.epsilon,
-            REWARD_MODES[self.reward],
-            self._work,
+            self._table, self._policies, chunk, learner, REWARD_MODES[self.reward], self._work
         )
         self.steps += int(steps)
         self.rounds += int(rounds)
