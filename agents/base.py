@@ -56,6 +56,50 @@ class Agent(Protocol):
         ...
 
 
+class ChunkAgent(Protocol):
+    """A learner that plays inside the compiled engine, in seeded chunks of rounds, and plays the shoe by
+    the count or the unseen cards (the count-table and composition learners). It has no ``act``: what
+    plays it is its export (a counting strategy, a composition model), which the simulator runs."""
+
+    kind: str
+    rules: Rules
+    bets: tuple[float, ...]
+    seats: int
+    seat: int  # -1: every seat, one shared policy
+    seed: int
+    chunk_rounds: int
+    rounds: int
+    chunks: int
+
+    def chunk_inputs(self, index: int) -> tuple[np.ndarray, ...]:
+        """Chunk ``index``'s seed words, then the arrays of the policy it plays (frozen)."""
+        ...
+
+    def play_chunk(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        """The statistics one chunk gathers (the learner itself unchanged)."""
+        ...
+
+    def merge(self, chunk: tuple[np.ndarray, ...]) -> tuple[int, float]:
+        """Add a chunk's statistics, in chunk order: (its rounds, the behaviour policy's EV)."""
+        ...
+
+    def learn_chunk(self) -> tuple[int, float]:
+        """Play and merge the next chunk."""
+        ...
+
+    def basic_table(self) -> StrategyTable:
+        """Basic strategy of the learner's game (the other seats' play), solved once."""
+        ...
+
+    def to_table(self) -> StrategyTable:
+        """Refused in one line: it plays by the count, not by one table."""
+        ...
+
+    def save(self, path: str | Path) -> None:
+        """Write the learner, and its export, into directory ``path``."""
+        ...
+
+
 def check_batch(obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """obs as int64[N, k] and masks as bool[N, 7], or a ValueError naming the shapes."""
     obs = np.ascontiguousarray(obs, dtype=np.int64)

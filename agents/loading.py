@@ -6,28 +6,33 @@ and the manifest helpers of :mod:`blackjack_env.agents.base`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .base import TABLE_FILE, Agent, check_table_file, read_manifest
+from .base import TABLE_FILE, Agent, ChunkAgent, check_table_file, read_manifest
 from .basic_strategy import BasicStrategyAgent
 from .count_table import CountTableAgent
 from .linear import LinearAgent
 from .random_agent import RandomAgent
 from .tabular import TabularAgent
 
-#: Each saved kind's class; the PPO kinds (``PPO_KINDS``) are loaded by :func:`_ppo_class`.
-KINDS: dict[str, Any] = {
-    "tabular": TabularAgent,
-    "random": RandomAgent,
-    "basic": BasicStrategyAgent,
-    "count-table": CountTableAgent,
-    "composition-linear": LinearAgent,
+#: What a saved agent loads as: an agent that acts, or a learner that plays by the count or the unseen
+#: cards (its export is what plays it).
+LoadedAgent = Agent | ChunkAgent
+
+#: Each saved kind's loader; the PPO kinds (``PPO_KINDS``) are loaded by :func:`_ppo_class`.
+KINDS: dict[str, Callable[[str | Path], LoadedAgent]] = {
+    "tabular": TabularAgent.load,
+    "random": RandomAgent.load,
+    "basic": BasicStrategyAgent.load,
+    "count-table": CountTableAgent.load,
+    "composition-linear": LinearAgent.load,
 }
 PPO_KINDS = ("ppo", "ppo-shoe", "batch-ppo")
 
 
-def load_agent(path: str | Path) -> Agent:
+def load_agent(path: str | Path) -> LoadedAgent:
     """Load any saved agent by the kind its agent.json names.
 
     The agent plays from its own files (``q.npz``, ``ppo.zip``, the rules), not from
@@ -41,21 +46,21 @@ def load_agent(path: str | Path) -> Agent:
     --policy RUN_DIR`` plays (its ``counting-strategy.json``). A composition learner's run (``--algo
     linear``) loads as its :class:`~blackjack_env.agents.linear.LinearAgent`, whose ``model()`` is what
     ``blackjack-evaluate --policy RUN_DIR`` plays (its ``linear-model.json``)."""
-    agent: Agent = _load_by_kind(path)
+    agent = _load_by_kind(path)
     if (Path(path) / TABLE_FILE).exists():  # kinds that play by the count write none
         check_table_file(path, agent.to_table())
     return agent
 
 
-def _load_by_kind(path: str | Path) -> Any:
-    """The saved agent, as its kind's class loads it (the count-table and composition learners play
-    by the count or the unseen cards: they have no ``act()``, so the result is not always an Agent)."""
+def _load_by_kind(path: str | Path) -> LoadedAgent:
+    """The saved agent, as its kind's class loads it."""
     kind = read_manifest(path).get("kind")
     if kind in PPO_KINDS:
-        return _ppo_class(kind).load(path)
+        agent: LoadedAgent = _ppo_class(kind).load(path)
+        return agent
     if kind not in KINDS:
         raise ValueError(f"{path}: unknown agent kind {kind!r}; known: {', '.join([*KINDS, *PPO_KINDS])}")
-    return KINDS[kind].load(path)
+    return KINDS[kind](path)
 
 
 def _ppo_class(kind: str) -> Any:

@@ -97,14 +97,14 @@ def batch_rate(game: str, rollouts: int, seed: int) -> tuple[float, float, float
     import tempfile
     from pathlib import Path
 
-    from blackjack_env.train.batch_ppo import BatchPPOConfig, BatchPPOTrainer, collect
+    from blackjack_env.train.batch_ppo import BatchPPOConfig, BatchPPOLearner, collect
 
     rules = Rules().replace(penetration=0.75) if game == "shoe" else Rules()
     shoe = {"bets": [1.0, 2.0, 4.0, 8.0], "seats": 1, "seat": 0, "count_obs": "hilo"} if game == "shoe" else None
     config = BatchPPOConfig(seed=seed)
     per_rollout = config.num_tables * config.num_steps
     with tempfile.TemporaryDirectory() as out:
-        trainer = BatchPPOTrainer(config, rules, Path(out), resume=False, shoe=shoe)
+        trainer = BatchPPOLearner(config, rules, Path(out), resume=False, shoe=shoe)
     trainer.advance(per_rollout, lambda: False, lambda n: None)  # warm up
     collecting = 0.0
     import blackjack_env.train.batch_ppo as module

@@ -28,8 +28,8 @@ from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy, Table
 from blackjack_env.train.backends import ChunkRunner, SerialBackend
-from blackjack_env.train.linear import LinearTrainer
-from blackjack_env.train.shoe import CountTableTrainer
+from blackjack_env.train.linear import CompositionLearner
+from blackjack_env.train.shoe import CountTableLearner
 
 
 def train(learner: str, rules: Rules, seat: int, seed: int, sync_chunks: int, rounds: int) -> Any:
@@ -48,8 +48,8 @@ def train(learner: str, rules: Rules, seat: int, seed: int, sync_chunks: int, ro
 def policies(learner: str, agent: Any, rules: Rules) -> tuple[Policy, Policy]:
     """The learned policy with its bets and at a flat bet, exactly as the trainer evaluates it (its
     own method, given the only two attributes it reads)."""
-    trainer = LinearTrainer if learner == "linear" else CountTableTrainer
-    return trainer.learned_policies(SimpleNamespace(agent=agent, rules=rules))  # type: ignore[arg-type]
+    learner_class = CompositionLearner if learner == "linear" else CountTableLearner
+    return learner_class.learned_policies(SimpleNamespace(agent=agent, rules=rules))  # type: ignore[arg-type]
 
 
 def main() -> None:

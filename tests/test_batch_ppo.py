@@ -136,7 +136,7 @@ def test_bad_input_is_one_line_and_nothing_written(
 
 def test_explore_starts_is_batch_ppos_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert train_main(["--algo", "tabular", "--explore-starts", "0.5", "--out", str(tmp_path / "t")]) == 2
-    assert "--explore-starts is for --algo batch-ppo" in capsys.readouterr().err
+    assert "--explore-starts only with --algo batch-ppo" in capsys.readouterr().err
     assert not (tmp_path / "t").exists()
 
 

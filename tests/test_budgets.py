@@ -36,14 +36,15 @@ def test_one_seat_keeps_2e9_rounds_and_every_learning_seat_shares_them(algo: str
 def test_the_expected_time_follows_the_readme_rates() -> None:
     """One seat: the README's whole runs (1,332 s and 550 s for 2e9 rounds); more seats cost more per
     round; two workers about 1.9 times as fast."""
-    assert expected_seconds("tabular", 2 * 10**9, 1, "0") == pytest.approx(1332)
-    assert expected_seconds("linear", 2 * 10**9, 1, "0") == pytest.approx(550)
-    three = expected_seconds("tabular", 666_666_667, 3, "all")
+    assert expected_seconds("count-table", 2 * 10**9, 1, "0") == pytest.approx(1332)
+    assert expected_seconds("composition", 2 * 10**9, 1, "0") == pytest.approx(550)
+    three = expected_seconds("count-table", 666_666_667, 3, "all")
     assert 1332 < three < 3 * 1332  # the same decisions; each rollout finishes a longer round
-    assert expected_seconds("tabular", 10**8, 3, "all", workers=2) == pytest.approx(
-        expected_seconds("tabular", 10**8, 3, "all") / 1.9
+    assert expected_seconds("count-table", 10**8, 3, "all", workers=2) == pytest.approx(
+        expected_seconds("count-table", 10**8, 3, "all") / 1.9
     )
-    line = budget_line(resolved("--env", "shoe", "--seats", "3", "--seat", "all"))
+    args = resolved("--env", "shoe", "--seats", "3", "--seat", "all")
+    line = budget_line("count-table", args.steps, args.seats, args.seat)
     assert line.startswith("666,666,667 rounds (default: 2e9 per learning seat, 3 learning)"), line
     assert "expected about 35 minutes on 1 worker" in line, line
 

@@ -409,6 +409,10 @@ PUBLIC_MODULES = [
     "blackjack_env.evaluate.report",
     "blackjack_env.evaluate.runner",
     "blackjack_env.train.cli",
+    "blackjack_env.train.learner",
+    "blackjack_env.train.trainer",
+    "blackjack_env.train.registry",
+    "blackjack_env.train.settings",
 ]
 
 

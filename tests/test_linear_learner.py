@@ -273,7 +273,10 @@ def test_bad_model_file_is_one_line(tmp_path: Path, capsys) -> None:
             "other players",
         ),
         (["--set", "penetration=0.75"], "add --env shoe"),
-        (["--env", "shoe", "--system", "hilo", "--set", "penetration=0.75"], "--system is not used by --algo linear"),
+        (
+            ["--env", "shoe", "--system", "hilo", "--set", "penetration=0.75"],
+            "--system is not used by the composition learner",
+        ),
         (["--env", "shoe", "--kelly", "0.5", "--set", "penetration=0.75"], "a Kelly bet needs"),
     ],
 )

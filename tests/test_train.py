@@ -249,10 +249,12 @@ def test_ppo_trains_on_one_torch_thread_unless_told(
     set_to: list[int] = []
     monkeypatch.setattr(torch, "set_num_threads", set_to.append)
     from blackjack_env import Rules
-    from blackjack_env.train.cli import PPOTrainer, build_parser, resolve_args
+    from blackjack_env.train.cli import build_parser, resolve_args
+    from blackjack_env.train.registry import find
 
     args = resolve_args(build_parser().parse_args(["--algo", "ppo", "--out", str(tmp_path), *given]))
-    PPOTrainer(args, Rules(), tmp_path, resume=False)
+    entry = find("ppo", "round")
+    entry.start(entry.config_of(args, Rules()), Rules(), tmp_path, False)
     assert set_to == [threads]
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from blackjack_env.agents.base import ChunkAgent
 from blackjack_env.agents.count_kernel import chunk_words
 from blackjack_env.parallel import Workers
 
@@ -63,14 +64,14 @@ class _Player:
     """What a worker plays with: a learner (its rules, table and shapes), sent to each worker once;
     a task is a chunk's index, the refresh's frozen policy is shared by the tasks of a period."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: ChunkAgent) -> None:
         self.agent = agent
 
     def __call__(self, policy: Policy, index: int) -> Chunk:
         return self.agent.play_chunk((chunk_words(self.agent.seed, index), *policy))
 
 
-def warm_up(agent: Any) -> float:
+def warm_up(agent: ChunkAgent) -> float:
     """One round with the learner's kernel, so compiling it (or loading numba's cache) is done
     before the chunks start; returns the seconds that took. The driver does it before it starts
     workers: forked processes inherit the compiled kernel, Ray workers load the cache it wrote."""
@@ -82,7 +83,7 @@ def warm_up(agent: Any) -> float:
     return time.perf_counter() - start
 
 
-def _player(agent: Any) -> Any:
+def _player(agent: ChunkAgent) -> ChunkAgent:
     """The copy of the learner a worker plays with: its basic-strategy table solved here once (the
     other seats' play), so no worker solves the game again."""
     agent.basic_table()
@@ -101,7 +102,7 @@ class _Backend:
         self.pool: Workers[Chunk] | None = None
         self.warm_up_seconds: list[float] = []
 
-    def start(self, agent: Any) -> None:
+    def start(self, agent: ChunkAgent) -> None:
         if self.backend == "process" and self.workers == 1:  # this process plays: the learner itself
             self.pool = Workers(_Player(agent), "process", 1)
             return
@@ -159,7 +160,7 @@ class RayBackend(_Backend):
         super().__init__("ray", workers, address)
 
 
-def make_backend(backend: str, workers: int, address: str | None = None) -> Any:
+def make_backend(backend: str, workers: int, address: str | None = None) -> _Backend:
     """The backend of --backend / --workers / --ray-address."""
     check_backend(backend, workers)
     if backend == "ray":
@@ -173,7 +174,7 @@ class ChunkRunner:
     in chunk order. ``start`` happens on the first chunk, so a run that has nothing to play starts
     no workers."""
 
-    def __init__(self, agent: Any, sync_chunks: int, backend: Any) -> None:
+    def __init__(self, agent: ChunkAgent, sync_chunks: int, backend: _Backend) -> None:
         if sync_chunks < 1:
             raise ValueError(f"--sync-chunks must be >= 1, got {sync_chunks}")
         self.agent = agent

@@ -1,7 +1,7 @@
 """``blackjack-train --algo batch-ppo``: PPO in torch over thousands of tables stepped in one compiled call.
 
 One file, read top to bottom as a CleanRL script is: the config, the tables, the rollout, GAE, the
-update, and the trainer ``blackjack-train`` drives (checkpoints, resume, evaluation); the network
+update, and the learner ``blackjack-train`` drives (checkpoints, resume, evaluation); the network
 and the agent it exports are ``blackjack_env.agents.batch_ppo`` (a masked categorical policy over
 observations normalised for the network: one-hot components, large counts scaled to [0, 1]).
 SB3's MaskablePPO (``--algo ppo``) spends its time in Python per step and in 10 epochs of a 256x256
@@ -23,6 +23,7 @@ steps per second on two cores.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,8 @@ from blackjack_env.rules import Rules
 from blackjack_env.strategy import StrategyTable
 from blackjack_env.vector import BlackjackShoeVectorEnv, BlackjackVectorEnv
 
-from .shoe_ppo import PPO_SHOE_COLUMNS, ShoePPOTrainer
+from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, round_postfix, round_summary, shoe_postfix
+from .shoe_ppo import ShoeNetEvaluation
 
 TRAINING_FILE = "batch_ppo_training.pkl"  # the tables mid-round, the optimiser, the generator: --resume
 
@@ -216,9 +218,13 @@ def update(
     return {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(), "entropy": entropy.item()}
 
 
-# ---------------------------------------------------------------------------- 4. the trainer blackjack-train drives
-class BatchPPOTrainer:
-    """Rollouts and updates in slices between evaluations; a rollout is the unit of checkpoints."""
+# ---------------------------------------------------------------------------- 4. the learner blackjack-train drives
+class BatchPPOLearner:
+    """Rollouts and updates in slices between evaluations; a rollout is the unit of checkpoints
+    (a :class:`~blackjack_env.train.learner.Learner` of the one-round game)."""
+
+    columns: tuple[str, ...] = METRIC_COLUMNS
+    scalar_keys: tuple[str, ...] = ROUND_SCALARS
 
     def __init__(
         self, config: BatchPPOConfig, rules: Rules, out: Path, resume: bool, shoe: dict[str, Any] | None = None
@@ -246,8 +252,9 @@ class BatchPPOTrainer:
             self.opt.load_state_dict(state["optimizer"])
         self.losses: dict[str, float] = {}
         self.mean_return = 0.0
+        self.game = RoundGame(rules) if shoe is None else None
 
-    def advance(self, target: int, stop: Any, progress: Any) -> None:
+    def advance(self, target: int, stop: Callable[[], bool], progress: Callable[[int], None]) -> None:
         c = self.config
         while self.steps < target and not stop():
             if c.lr_schedule == "linear":
@@ -269,6 +276,22 @@ class BatchPPOTrainer:
     def table(self) -> StrategyTable:
         return self.agent.to_table()
 
+    def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
+        assert self.game is not None
+        return self.game.evaluate(self.table(), rounds, seed)
+
+    def postfix(self, row: Mapping[str, float]) -> dict[str, str]:
+        return round_postfix(row)
+
+    def plan(self, total: int) -> str:
+        return ""
+
+    def close(self) -> None:
+        pass
+
+    def summary(self, last: Mapping[str, float], wall_s: float, out: Path) -> str:
+        return round_summary("batch-ppo", self.steps, last, wall_s, out)
+
     def save(self, out: Path) -> None:
         self.agent.save(out)
         state = {
@@ -285,27 +308,30 @@ class BatchPPOTrainer:
         tmp.replace(target)
 
 
-class ShoeBatchPPOTrainer(BatchPPOTrainer):
+class ShoeBatchPPOLearner(BatchPPOLearner):
     """The shoe game seen round by round, evaluated as ``--env shoe --algo ppo`` is
     (``train/shoe_ppo.py``: paired with basic strategy on identical shoes, beside Hi-Lo I18 + Fab 4)."""
 
-    columns = PPO_SHOE_COLUMNS
-    scalar_keys = ShoePPOTrainer.scalar_keys
-    hilo_ev = ShoePPOTrainer.hilo_ev  # the same evaluation: it reads rules, shoe, seed, eval_rounds, out, agent
-    evaluate = ShoePPOTrainer.evaluate
+    columns = ShoeNetEvaluation.columns
+    scalar_keys = ShoeNetEvaluation.scalar_keys
 
     def __init__(
         self, config: BatchPPOConfig, rules: Rules, out: Path, resume: bool, shoe: dict[str, Any], eval_rounds: int
     ) -> None:
         super().__init__(config, rules, out, resume, shoe)
-        self.out, self.seed, self.eval_rounds = out, config.seed, eval_rounds
-        self._hilo: tuple[float, float] | None = None
+        self.shoe_game = ShoeNetEvaluation(rules, shoe, config.seed, eval_rounds, out)
 
     def table(self) -> StrategyTable:
         raise ValueError("the shoe game's batch-PPO agent has no strategy table")
 
-    def summary(self, last: dict[str, float], wall_s: float, out: Path) -> str:
-        return ShoePPOTrainer.summary(self, last, wall_s, out).replace("ppo (shoe)", "batch-ppo (shoe)", 1)  # type: ignore[arg-type]
+    def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
+        return self.shoe_game.evaluate(self.agent, rounds, seed)
+
+    def postfix(self, row: Mapping[str, float]) -> dict[str, str]:
+        return shoe_postfix(row)
+
+    def summary(self, last: Mapping[str, float], wall_s: float, out: Path) -> str:
+        return ShoeNetEvaluation.summary("batch-ppo", self.steps, last, wall_s, out)
 
 
 def _jsonable(config: BatchPPOConfig) -> dict[str, Any]:
@@ -313,4 +339,4 @@ def _jsonable(config: BatchPPOConfig) -> dict[str, Any]:
     return {**asdict(config), "hidden": list(config.hidden)}
 
 
-__all__ = ["BatchPPOConfig", "BatchPPOTrainer", "ShoeBatchPPOTrainer"]
+__all__ = ["BatchPPOConfig", "BatchPPOLearner", "ShoeBatchPPOLearner"]

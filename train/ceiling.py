@@ -14,17 +14,17 @@ written to ``CEILING_FILE`` in the run folder. Without ``--ceiling`` nothing of 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blackjack_env.evaluate.options import game_ceiling
+from blackjack_env.agents.base import ChunkAgent
+from blackjack_env.evaluate.options import CEILING_SAMPLES
 from blackjack_env.rules import Rules
-from blackjack_env.solver.ceiling import check_rules, share_of_ceiling
-
-from .shoe_args import seat_of
+from blackjack_env.solver.ceiling import STRATA, CeilingResult, check_rules, share_of_ceiling
+from blackjack_env.solver.ceiling import ceiling as analyse_ceiling
 
 CEILING_FILE = "ceiling.json"
 #: The seed offset of the ceiling's shoes (module docstring).
@@ -45,14 +45,20 @@ CEILING_COLUMNS = (
 )
 
 
-def check_ceiling_args(args: Any, rules: Rules) -> None:
-    """--ceiling's learner, game and --ceiling-samples, refused in one line before anything is written."""
-    if args.algo not in ("tabular", "linear"):
-        raise ValueError(f"--ceiling is for --algo tabular or linear (their evaluations), not --algo {args.algo}")
-    if args.ceiling_samples < 1:
-        raise ValueError(f"--ceiling-samples must be >= 1, got {args.ceiling_samples}")
+@dataclass(frozen=True)
+class CeilingConfig:
+    """--ceiling's analysis: how many round-start shoes, in how many strata."""
+
+    samples: int = CEILING_SAMPLES
+    strata: int = STRATA
+
+
+def check_ceiling(config: CeilingConfig, rules: Rules, seats: int, seat: int) -> None:
+    """--ceiling's game and --ceiling-samples, refused in one line before anything is written."""
+    if config.samples < 1:
+        raise ValueError(f"--ceiling-samples must be >= 1, got {config.samples}")
     try:
-        check_rules(rules, args.ceiling_samples, args.seats, max(seat_of(args.seat, args.seats), 0))
+        check_rules(rules, config.samples, seats, max(seat, 0))
     except ValueError as error:
         raise ValueError(f"--ceiling: {error}") from None
 
@@ -60,36 +66,37 @@ def check_ceiling_args(args: Any, rules: Rules) -> None:
 class TrainCeiling:
     """The run's ceiling (module docstring) and the share columns it gives an evaluation row."""
 
-    def __init__(self, result: Any, bets: tuple[float, ...]) -> None:
+    def __init__(self, result: CeilingResult, bets: tuple[float, ...]) -> None:
         self.result = result
         self.bets = bets
         self.gain, self.gain_ci = result.gain_over_basic(None)
         self.bets_gain, self.bets_gain_ci = result.gain_over_basic(bets)
 
     @classmethod
-    def of(cls, args: Any, rules: Rules, out: Path, agent: Any) -> TrainCeiling:
-        """Analyse (or read from the solver's cache) the ceiling of the learner's game and write
-        ``CEILING_FILE``; the learner's seat for --seat all is seat 0, where it is evaluated."""
-        game = argparse.Namespace(
-            seats=agent.seats,
-            seat=max(agent.seat, 0),
-            ceiling_samples=args.ceiling_samples,
-            ceiling_strata=args.ceiling_strata,
-            seed=args.seed + CEILING_SEED_OFFSET,
-            workers=None,
-            backend="local",
-            ray_address=None,
-        )
+    def of(cls, config: CeilingConfig, seed: int, rules: Rules, out: Path, agent: ChunkAgent) -> TrainCeiling:
+        """Analyse (or read from the solver's cache) the ceiling of the learner's game (the run's
+        ``seed`` + ``CEILING_SEED_OFFSET``) and write ``CEILING_FILE``; the learner's seat for --seat
+        all is seat 0, where it is evaluated."""
         print(
-            f"blackjack-train: the ceiling: {args.ceiling_samples:,} round-start shoes, each analysed exactly "
+            f"blackjack-train: the ceiling: {config.samples:,} round-start shoes, each analysed exactly "
             "(seconds per shoe; kept on disk, so a resumed run reads them back)...",
             file=sys.stderr,
             flush=True,
         )
-        result = game_ceiling(rules, game)
+        result = analyse_ceiling(
+            rules,
+            seats=agent.seats,
+            seat=max(agent.seat, 0),
+            samples=config.samples,
+            strata=config.strata,
+            seed=seed + CEILING_SEED_OFFSET,
+            workers=None,
+            backend="local",
+            ray_address=None,
+        )
         if result.interrupted:  # before any round was learned: nothing of the run is lost
             raise ValueError(
-                f"interrupted while analysing the ceiling ({result.samples} of {args.ceiling_samples} shoes done, "
+                f"interrupted while analysing the ceiling ({result.samples} of {config.samples} shoes done, "
                 "kept on disk): run the same command again to continue"
             )
         ceiling = cls(result, tuple(agent.bets))

@@ -1,4 +1,5 @@
-"""The periodic check of a training run: a policy table against basic strategy.
+"""The periodic check of a training run: a policy table against basic strategy (the one-round game),
+and what the progress bar shows of an evaluation.
 
 Gaps are policy minus basic strategy, in units of the initial bet per round (negative = behind),
 the convention of ``blackjack-evaluate report``'s learning curve.
@@ -6,10 +7,13 @@ the convention of ``blackjack-evaluate report``'s learning curve.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+
 from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy
-from blackjack_env.solver import Solution
+from blackjack_env.solver import Solution, solve
 from blackjack_env.strategy import StrategyTable
 
 METRIC_COLUMNS = (
@@ -50,3 +54,39 @@ def evaluate_table(
         "exact_ev_gap": exact - solution.ev,
         "agreement": agreement(solution, table),
     }
+
+
+#: The round game's row keys written to TensorBoard.
+ROUND_SCALARS = ("ev", "ev_gap", "exact_ev_gap", "agreement")
+
+
+class RoundGame:
+    """The evaluation every learner of the one-round game shares: its policy as a strategy table
+    against basic strategy, simulated on the same cards and priced exactly (the game solved once, as
+    the learner is made: before the run's clock starts)."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.solution = solve(rules)
+
+    def evaluate(self, table: StrategyTable, rounds: int, seed: int) -> dict[str, float]:
+        return evaluate_table(self.rules, table, self.solution, rounds, seed)
+
+
+def round_postfix(row: Mapping[str, float]) -> dict[str, str]:
+    """The progress bar's figures for the one-round game."""
+    return {"exact_gap_pp": f"{100 * row['exact_ev_gap']:.3f}", "agree": f"{row['agreement']:.3f}"}
+
+
+def round_summary(label: str, steps: int, last: Mapping[str, float], wall_s: float, out: Path) -> str:
+    """A one-round learner's last line."""
+    return (
+        f"{label}: {steps} steps in {wall_s:.1f} s; EV {last['ev']:+.5f}, "
+        f"gap to basic strategy {last['ev_gap']:+.5f} [{last['ev_gap_low']:+.5f}, {last['ev_gap_high']:+.5f}] "
+        f"(exact {last['exact_ev_gap']:+.6f}), agreement {last['agreement']:.4f}; run in {out}"
+    )
+
+
+def shoe_postfix(row: Mapping[str, float]) -> dict[str, str]:
+    """The progress bar's figures for the shoe game (per 100 rounds)."""
+    return {"vs_hilo_per100": f"{100 * row['gain_vs_hilo']:+.3f}", "flat_per100": f"{100 * row['flat_gain']:+.3f}"}

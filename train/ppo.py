@@ -1,8 +1,10 @@
 """``blackjack-train --algo ppo``: MaskablePPO learning in slices between evaluations (the shoe game's
-trainer, ``train/shoe_ppo.py``, is this one with another agent and env)."""
+learner, ``train/shoe_ppo.py``, is this one with another agent and env)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,23 +12,65 @@ from blackjack_env.agents.ppo import LinearDecay, PPOAgent, make_vec_env
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import StrategyTable
 
+from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, round_postfix, round_summary
 
-class PPOTrainer:
-    """MaskablePPO learning in slices between evaluations; SB3's logger writes to out/tb/ppo.
+LR_SCHEDULES = ("constant", "linear")
 
-    ``args`` is the run's ``blackjack_env.train.cli.Args``."""
 
-    def __init__(self, args: Any, rules: Rules, out: Path, resume: bool) -> None:
+@dataclass(frozen=True)
+class PPOConfig:
+    """MaskablePPO's options (``blackjack-train``'s defaults are in :class:`~blackjack_env.train.settings.Args`)."""
+
+    seed: int
+    total_steps: int  # where a linear learning-rate schedule reaches 0
+    n_envs: int
+    n_steps: int
+    batch_size: int
+    n_epochs: int
+    learning_rate: float
+    lr_schedule: str
+    gamma: float
+    gae_lambda: float
+    ent_coef: float
+    net_arch: tuple[int, ...]
+    reward: str
+    torch_threads: int  # 0: torch's default
+
+    def __post_init__(self) -> None:
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"--lr-schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}")
+        if self.torch_threads < 0:
+            raise ValueError(f"--torch-threads must be >= 0 (0: one per core), got {self.torch_threads}")
+
+
+def layer_widths(text: str) -> tuple[int, ...]:
+    """--net-arch: layer widths such as 256,256."""
+    try:
+        hidden = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"--net-arch must be layer widths such as 128,128, got {text!r}") from None
+    if any(h < 1 for h in hidden):
+        raise ValueError(f"--net-arch must be layer widths >= 1, got {text!r}")
+    return hidden
+
+
+class PPOLearner:
+    """MaskablePPO in slices between evaluations; SB3's logger writes to out/tb/ppo."""
+
+    columns: tuple[str, ...] = METRIC_COLUMNS
+    scalar_keys: tuple[str, ...] = ROUND_SCALARS
+
+    def __init__(self, config: PPOConfig, rules: Rules, out: Path, resume: bool) -> None:
         # optional dependencies (the train extra): stable-baselines3 and torch
         import torch
         from stable_baselines3.common.logger import configure
 
-        self.args = args
-        if args.torch_threads > 0:
-            torch.set_num_threads(args.torch_threads)
+        self.config = config
+        if config.torch_threads > 0:
+            torch.set_num_threads(config.torch_threads)
 
         def make_env() -> Any:
-            return self.make_env(args, rules)
+            return self.make_env(config, rules)
 
         agent_class = self.agent_class()
         if resume:
@@ -35,32 +79,37 @@ class PPOTrainer:
             self.agent = agent_class.build(
                 rules,
                 make_env(),
-                seed=args.seed,
-                n_steps=args.n_steps,
-                batch_size=args.batch_size,
-                n_epochs=args.n_epochs,
-                learning_rate=args.learning_rate,
-                gamma=args.gamma,
-                gae_lambda=args.gae_lambda,
-                ent_coef=args.ent_coef,
-                net_arch=[int(x) for x in args.net_arch.split(",")],
+                seed=config.seed,
+                n_steps=config.n_steps,
+                batch_size=config.batch_size,
+                n_epochs=config.n_epochs,
+                learning_rate=config.learning_rate,
+                gamma=config.gamma,
+                gae_lambda=config.gae_lambda,
+                ent_coef=config.ent_coef,
+                net_arch=list(config.net_arch),
                 device="cpu",
             )
         self.agent.model.set_logger(configure(str(out / "tb" / "ppo"), ["tensorboard"]))
+        self.game = self.round_game(rules)
 
     def agent_class(self) -> Any:
-        """The agent it trains (the shoe game's trainer, train/shoe_ppo.py, trains another)."""
+        """The agent it trains (the shoe game's learner, train/shoe_ppo.py, trains another)."""
         return PPOAgent
 
-    def make_env(self, args: Any, rules: Rules) -> Any:
+    def make_env(self, config: PPOConfig, rules: Rules) -> Any:
         """The SB3 VecEnv it learns on."""
-        return make_vec_env(rules, args.n_envs, args.seed, args.reward)
+        return make_vec_env(rules, config.n_envs, config.seed, config.reward)
+
+    def round_game(self, rules: Rules) -> RoundGame | None:
+        """How it is evaluated: the one-round game's evaluation (None for the shoe game's learner)."""
+        return RoundGame(rules)
 
     @property
     def steps(self) -> int:
         return int(self.agent.model.num_timesteps)
 
-    def advance(self, target: int, stop: Any, progress: Any) -> None:
+    def advance(self, target: int, stop: Callable[[], bool], progress: Callable[[int], None]) -> None:
         from stable_baselines3.common.callbacks import BaseCallback  # optional dependency (the train extra)
 
         class Tick(BaseCallback):
@@ -69,16 +118,32 @@ class PPOTrainer:
                 return not stop()
 
         if self.steps < target and not stop():
-            if self.args.lr_schedule == "linear":
-                self.agent.model.lr_schedule = LinearDecay(self.args.learning_rate, self.args.steps, target)
+            if self.config.lr_schedule == "linear":
+                self.agent.model.lr_schedule = LinearDecay(self.config.learning_rate, self.config.total_steps, target)
             self.agent.model.learn(target - self.steps, callback=Tick(), reset_num_timesteps=False)
-
-    def train_scalars(self) -> dict[str, float]:
-        return {}
 
     def table(self) -> StrategyTable:
         return self.agent.to_table()
 
+    def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
+        assert self.game is not None
+        return self.game.evaluate(self.table(), rounds, seed)
+
+    def train_scalars(self) -> dict[str, float]:
+        return {}
+
+    def postfix(self, row: Mapping[str, float]) -> dict[str, str]:
+        return round_postfix(row)
+
+    def plan(self, total: int) -> str:
+        return ""
+
     def save(self, out: Path) -> None:
         self.agent.save(out)
         self.agent.save_training_state(out)
+
+    def close(self) -> None:
+        pass
+
+    def summary(self, last: Mapping[str, float], wall_s: float, out: Path) -> str:
+        return round_summary("ppo", self.steps, last, wall_s, out)

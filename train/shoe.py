@@ -1,4 +1,4 @@
-"""``blackjack-train --env shoe``: the count-table learner's run, its checks and its evaluation.
+"""``blackjack-train --algo count-table`` (``--env shoe``): the chunk learners' run and evaluation.
 
 Every ``--eval-every`` rounds the learned counting strategy (as exported: ramp and index entries,
 played by the compiled simulator exactly as ``blackjack-evaluate --policy RUN_DIR`` plays it) is
@@ -22,22 +22,24 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from blackjack_env.agents.base import ChunkAgent
 from blackjack_env.agents.count_table import CountTableAgent
 from blackjack_env.counting import built_in_strategy, load_system
-from blackjack_env.engine import check_seats
 from blackjack_env.evaluate.columns import SHOE_COLUMNS
 from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy, Table
 from blackjack_env.strategy import StrategyTable
 
-from .backends import ChunkRunner, make_backend
-from .ceiling import CEILING_COLUMNS, TrainCeiling
-from .shoe_args import bets_of, seat_of
+from .backends import DEFAULT_SYNC_CHUNKS, ChunkRunner, check_backend, make_backend
+from .ceiling import CEILING_COLUMNS, CeilingConfig, TrainCeiling
+from .evaluation import shoe_postfix
+from .shoe_args import ShoeGame
 
 #: The Hi-Lo baseline with the EV-maximising ramp, written into the run directory.
 HILO_FILE = "hilo-i18-fab4-ev-max.json"
@@ -53,37 +55,39 @@ SEAT_ROUNDS = 2_000_000_000
 #: Seconds per round of a whole default run, one seat, one core (evaluations and compiling included):
 #: the measured runs of the docs' learning-to-count results, 2e9 rounds in 1,332 s (count-table) and
 #: 550 s (composition) on a 2-core machine, the other core busy.
-ONE_SEAT_SECONDS = {"tabular": 1332 / 2e9, "linear": 550 / 2e9}
+ONE_SEAT_SECONDS = {"count-table": 1332 / 2e9, "composition": 550 / 2e9}
 #: A round's cost at a table of S seats, L of them learning (with ``--seat all`` L = S, else 1), as
 #: (a + b S) L + c (S - L) in microseconds of one core: ``a + b S`` a learning seat's decisions and
 #: rollouts (which finish the round at every seat, hence b), ``c`` a seat playing basic strategy. Fitted
 #: to the learning rates of ``python benchmarks/count_table_speed.py --learner L --seats S --seat X
 #: --skip 60`` (1, 2, 3, 5 seats with --seat all, 3 seats with one learning; within 10% of each).
-ROUND_COST = {"tabular": (0.256, 0.106, 0.136), "linear": (0.205, 0.0, 0.096)}
+ROUND_COST = {"count-table": (0.256, 0.106, 0.136), "composition": (0.205, 0.0, 0.096)}
 #: Speed of K workers over one: measured 1.85-1.90x for 2 (the docs' speed results), taken as 0.9 per added worker.
 WORKER_GAIN = 0.9
 
 
-def learning_seats(seats: int, seat: str) -> int:
-    """The seats whose decisions train the learner: every seat with --seat all, else one."""
-    return max(1, int(seats)) if seat == "all" else 1
+def learning_seats(seats: int, seat: int | str) -> int:
+    """The seats whose decisions train the learner: every seat with --seat all (-1), else one."""
+    return max(1, int(seats)) if seat in ("all", -1) else 1
 
 
-def default_rounds(seats: int, seat: str) -> int:
+def default_rounds(seats: int, seat: int | str) -> int:
     """--steps unless told: ``SEAT_ROUNDS`` per learning seat (rounded up), so every table learns
     from as many decisions as the one-seat default's 2e9 rounds."""
     return -(-SEAT_ROUNDS // learning_seats(seats, seat))
 
 
-def expected_seconds(algo: str, rounds: int, seats: int, seat: str, workers: int = 1, sync_chunks: int = 16) -> float:
+def expected_seconds(
+    learner: str, rounds: int, seats: int, seat: int | str, workers: int = 1, sync_chunks: int = 16
+) -> float:
     """The wall time ``rounds`` of learning are expected to take: the one-seat whole-run rate measured
     (``ONE_SEAT_SECONDS``) times this table's cost per round relative to one seat's (``ROUND_COST``),
     over the workers' measured gain (at most ``sync_chunks`` chunks run at once)."""
-    a, b, c = ROUND_COST[algo]
+    a, b, c = ROUND_COST[learner]
     n, learning = max(1, int(seats)), learning_seats(seats, seat)
     relative = ((a + b * n) * learning + c * (n - learning)) / (a + b)
     parallel = 1 + WORKER_GAIN * (min(max(1, workers), max(1, sync_chunks)) - 1)
-    return rounds * ONE_SEAT_SECONDS[algo] * relative / parallel
+    return rounds * ONE_SEAT_SECONDS[learner] * relative / parallel
 
 
 def format_duration(seconds: float) -> str:
@@ -95,18 +99,20 @@ def format_duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} hours"
 
 
-def budget_line(args: Any, done: int = 0) -> str:
-    """The line a run starts with: its budget in rounds (said to be the default where it is) and the
-    time it is expected to take from ``done`` rounds on (``expected_seconds``)."""
-    learning = learning_seats(args.seats, args.seat)
+def budget_line(
+    learner: str, steps: int, seats: int, seat: int | str, workers: int = 1, sync_chunks: int = 16, done: int = 0
+) -> str:
+    """The line a run of ``steps`` rounds starts with: its budget (said to be the default where it is)
+    and the time it is expected to take from ``done`` rounds on (``expected_seconds``)."""
+    learning = learning_seats(seats, seat)
     why = "the run's budget" if done else "--steps"
-    if args.steps == default_rounds(args.seats, args.seat):
+    if steps == default_rounds(seats, seat):
         why = "default: 2e9 per learning seat" + (f", {learning} learning" if learning > 1 else "")
     start = f", from {done:,}" if done else ""
-    seconds = expected_seconds(args.algo, args.steps - done, args.seats, args.seat, args.workers, args.sync_chunks)
-    workers = f"{args.workers} workers" if args.workers > 1 else "1 worker"
+    seconds = expected_seconds(learner, steps - done, seats, seat, workers, sync_chunks)
+    plural = f"{workers} workers" if workers > 1 else "1 worker"
     return (
-        f"{args.steps:,} rounds ({why}){start}; expected about {format_duration(seconds)} on {workers} "
+        f"{steps:,} rounds ({why}){start}; expected about {format_duration(seconds)} on {plural} "
         "(the measured rates of the docs' speed results; the bar shows this machine's)"
     )
 
@@ -146,49 +152,69 @@ def hilo_ev_max(
     return Policy.from_counting(ramped, rules, basic)
 
 
-class CountTableTrainer:
-    """The count-table learner's chunks; a chunk is the unit of checkpoints."""
+@dataclass(frozen=True)
+class ChunkRun:
+    """How a chunk learner's run is played and evaluated (train/backends.py's schedule and backend)."""
+
+    seed: int
+    eval_rounds: int
+    chunk_rounds: int = 1 << 18
+    sync_chunks: int = DEFAULT_SYNC_CHUNKS
+    backend: str = "local"
+    workers: int = 1
+    ray_address: str = ""
+    ceiling: CeilingConfig | None = None  # --ceiling: every evaluation's share of it
+
+    def __post_init__(self) -> None:
+        check_backend(self.backend, self.workers)
+        if self.sync_chunks < 1:
+            raise ValueError(f"--sync-chunks must be >= 1, got {self.sync_chunks}")
+
+
+@dataclass(frozen=True)
+class CountTableConfig:
+    """The count-table learner's options: its counting system (a name or a JSON file), the game, the run."""
+
+    system: str
+    game: ShoeGame
+    run: ChunkRun
+
+
+class ChunkLearner:
+    """A shoe learner that learns in the compiled engine, chunk by chunk (the count-table and composition
+    learners); a chunk is the unit of checkpoints. Evaluated by the paired evaluation of the module
+    docstring; a subclass says what it exports (``learned_policies``, ``learned_figures``)."""
 
     columns: tuple[str, ...] = SHOE_COLUMNS
+    scalar_keys: tuple[str, ...] = ("ev", "gain_vs_hilo", "gain_vs_basic", "flat_gain", "deviations")
+    #: Its name in the registry and the file its learned policy is exported to.
+    name = "count-table"
+    export_file = "counting-strategy.json"
 
-    def __init__(self, args: Any, rules: Rules, out: Path, resume: bool) -> None:
-        self.agent = self.new_agent(args, rules, out, resume)
-        backend = make_backend(args.backend, args.workers, args.ray_address)
-        self.runner = ChunkRunner(self.agent, args.sync_chunks, backend)
+    def __init__(self, agent: ChunkAgent, run: ChunkRun, rules: Rules, out: Path, resume: bool) -> None:
+        self.agent = agent
+        self.run = run
+        backend = make_backend(run.backend, run.workers, run.ray_address)
+        self.runner = ChunkRunner(self.agent, run.sync_chunks, backend)
         if resume:
             self.runner.load(out)
         self.rules = rules
         self.out = out
-        self.eval_rounds = args.eval_rounds
-        self.seed = args.seed
+        self.eval_rounds = run.eval_rounds
+        self.seed = run.seed
         self.behaviour_ev = 0.0
         self._hilo: Policy | None = None
-        self.ceiling = None  # --ceiling: the share columns of every evaluation (train/ceiling.py)
-        if getattr(args, "ceiling", False):
-            self.ceiling = TrainCeiling.of(args, rules, out, self.agent)
+        self.ceiling: TrainCeiling | None = None
+        if run.ceiling is not None:
+            self.ceiling = TrainCeiling.of(run.ceiling, run.seed, rules, out, self.agent)
             self.columns = SHOE_COLUMNS + CEILING_COLUMNS
             self.scalar_keys = ("ev", "gain_vs_hilo", "gain_vs_basic", "flat_gain", "deviations", "flat_share")
-
-    @staticmethod
-    def new_agent(args: Any, rules: Rules, out: Path, resume: bool) -> Any:
-        """The learner: the run's, loaded from ``out`` to resume, else a new one from the arguments."""
-        if resume:
-            return CountTableAgent.load(out)
-        return CountTableAgent(
-            rules,
-            load_system(args.system, "--system"),
-            bets=bets_of(args.bets, args.spread),
-            seats=args.seats,
-            seat=seat_of(args.seat, args.seats),
-            seed=args.seed,
-            chunk_rounds=args.chunk_steps,
-        )
 
     @property
     def steps(self) -> int:
         return self.agent.rounds
 
-    def advance(self, target: int, stop: Any, progress: Any) -> None:
+    def advance(self, target: int, stop: Callable[[], bool], progress: Callable[[int], None]) -> None:
         """Chunks up to ``target`` rounds on the run's backend (train/backends.py: the policy
         refreshed every --sync-chunks chunks, merged in chunk order whatever the backend)."""
         self.runner.advance(target, stop, progress)
@@ -196,6 +222,13 @@ class CountTableTrainer:
 
     def train_scalars(self) -> dict[str, float]:
         return {"train/behaviour_ev": self.behaviour_ev}
+
+    def postfix(self, row: Mapping[str, float]) -> dict[str, str]:
+        return shoe_postfix(row)
+
+    def plan(self, total: int) -> str:
+        agent, run = self.agent, self.run
+        return budget_line(self.name, total, agent.seats, agent.seat, run.workers, run.sync_chunks, agent.rounds)
 
     def save(self, out: Path) -> None:
         self.agent.save(out)
@@ -223,19 +256,11 @@ class CountTableTrainer:
 
     def learned_policies(self) -> tuple[Policy, Policy]:
         """The learned policy as exported (with its bets), and the same at a flat bet of 1."""
-        basic_table = self.agent.basic_table()
-        strategy = self.agent.to_strategy()
-        flat = strategy.with_ramp([(0.0, 1.0)])
-        return Policy.from_counting(strategy, self.rules, basic_table), Policy.from_counting(
-            flat, self.rules, basic_table
-        )
+        raise NotImplementedError
 
     def learned_figures(self) -> dict[str, float]:
-        """The export's own columns: its deviations, and the count from which it bets the most."""
-        strategy = self.agent.to_strategy()
-        ramp = strategy.ramp
-        top = [count for count, bet in ramp if bet == max(b for _, b in ramp)]
-        return {"deviations": float(len(strategy.indices)), "max_bet_from": top[0] if len(ramp) > 1 else math.nan}
+        """The export's own columns (``deviations``, ``max_bet_from``)."""
+        raise NotImplementedError
 
     def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
         """The paired evaluation of the module docstring (per round, learned minus the other)."""
@@ -265,13 +290,50 @@ class CountTableTrainer:
             row.update(self.ceiling.columns(row))
         return row
 
+    def summary(self, last: Mapping[str, float], wall_s: float, out: Path) -> str:
+        share = ""
+        if "flat_share" in last:  # --ceiling (train/ceiling.py)
+            share = (
+                f", {100 * last['flat_share']:.1f}% of the ceiling [{100 * last['flat_share_low']:.1f}%, "
+                f"{100 * last['flat_share_high']:.1f}%]"
+            )
+        return (
+            f"{self.name}: {self.steps} rounds in {wall_s:.1f} s; "
+            f"per 100 rounds: EV {100 * last['ev']:+.3f}, "
+            f"vs Hi-Lo I18+Fab4 {100 * last['gain_vs_hilo']:+.3f} [{100 * last['gain_vs_hilo_low']:+.3f}, "
+            f"{100 * last['gain_vs_hilo_high']:+.3f}], flat-bet gain over basic {100 * last['flat_gain']:+.3f} "
+            f"[{100 * last['flat_gain_low']:+.3f}, {100 * last['flat_gain_high']:+.3f}]{share}; strategy in "
+            f"{out / self.export_file}"
+        )
 
-def check_count_table_args(args: Any, rules: Rules) -> None:
-    """Everything --env shoe --algo tabular can refuse, before anything is written (one line each)."""
-    if args.reward != "sampled":
-        raise ValueError("--env shoe learns from the dealt results (--reward sampled)")
-    system = load_system(args.system, "--system")
-    bets = bets_of(args.bets, args.spread)
-    check_seats(args.seats, "--seats")
-    seat = seat_of(args.seat, args.seats)
-    CountTableAgent(rules, system, bets, args.seats, seat, args.seed, args.chunk_steps)
+
+def count_table_agent(config: CountTableConfig, rules: Rules) -> CountTableAgent:
+    """A new count-table learner; everything its options can refuse, refused in one line."""
+    game, run = config.game, config.run
+    system = load_system(config.system, "--system")
+    return CountTableAgent(rules, system, game.bets, game.seats, game.seat, run.seed, run.chunk_rounds)
+
+
+class CountTableLearner(ChunkLearner):
+    """The count-table learner (:mod:`blackjack_env.agents.count_table`): its export is a counting strategy."""
+
+    agent: CountTableAgent
+
+    def __init__(self, config: CountTableConfig, rules: Rules, out: Path, resume: bool) -> None:
+        agent = CountTableAgent.load(out) if resume else count_table_agent(config, rules)
+        super().__init__(agent, config.run, rules, out, resume)
+
+    def learned_policies(self) -> tuple[Policy, Policy]:
+        basic_table = self.agent.basic_table()
+        strategy = self.agent.to_strategy()
+        flat = strategy.with_ramp([(0.0, 1.0)])
+        return Policy.from_counting(strategy, self.rules, basic_table), Policy.from_counting(
+            flat, self.rules, basic_table
+        )
+
+    def learned_figures(self) -> dict[str, float]:
+        """Its deviations, and the count from which it bets the most."""
+        strategy = self.agent.to_strategy()
+        ramp = strategy.ramp
+        top = [count for count, bet in ramp if bet == max(b for _, b in ramp)]
+        return {"deviations": float(len(strategy.indices)), "max_bet_from": top[0] if len(ramp) > 1 else math.nan}

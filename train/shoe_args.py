@@ -4,8 +4,10 @@ for every learner of ``blackjack-train --env shoe`` (count-table, composition, P
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from blackjack_env.agents.shoe_game import parse_bets, spread_bets
-from blackjack_env.engine import check_seat
+from blackjack_env.engine import check_seat, check_seats
 
 
 def bets_of(bets: str, spread: str) -> tuple[float, ...]:
@@ -27,3 +29,18 @@ def seat_of(text: str, seats: int) -> int:
         seat = -1
     # every seat (-1) is spelled all: a negative number or a word is refused as given
     return check_seat(seat if seat >= 0 else text, seats, "--seat", every=True)
+
+
+@dataclass(frozen=True)
+class ShoeGame:
+    """A shoe learner's table: its allowed bets, the boxes at the table, and its own (-1: every box)."""
+
+    bets: tuple[float, ...]
+    seats: int = 1
+    seat: int = 0
+
+
+def shoe_game_of(bets: str, spread: str, seats: int, seat: str) -> ShoeGame:
+    """The shoe game from --bets / --spread, --seats and --seat, checked in that order (one line each)."""
+    check_seats(seats, "--seats")
+    return ShoeGame(bets_of(bets, spread), seats, seat_of(seat, seats))
