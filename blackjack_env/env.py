@@ -329,10 +329,11 @@ class BlackjackEnv(gym.Env):
         table, policies = self._driver
         return float(T.env_advance(table, policies, action, self._bets, self._at_table))
 
-    def _driver_values(self) -> tuple[T.Table, T.Policies]:
-        """The table driver's values over the env's arrays (made again when the arrays are)."""
+    def _driver_values(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """The table driver's values over the env's arrays (made again when the arrays are), as
+        plain tuples (``table.named``: a step's call is faster so)."""
         table = T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask)
-        return table, T.Policies(self._kinds, self._actions, self._insurance, self._prngs, None)
+        return tuple(table), tuple(T.Policies(self._kinds, self._actions, self._insurance, self._prngs, None))
 
     def _first_decision_mask(self, seed: int | None) -> np.ndarray | None:
         """The legal actions of the first decision of the episode ``reset(seed=seed)`` would start

@@ -181,8 +181,11 @@ def stacked_codes(rules: Rules, cards: Any, most: int, unit: str) -> list[int]:
 def load_stack(st: np.ndarray, rules: Rules, codes: list[int]) -> None:
     """The next cards to deal this round (a new shoe first if this one lacks them)."""
     view = View(st)
+    if not codes:
+        view.stack(codes)
+        return
     short = False  # not enough left in this shoe: start a new one
-    if codes and not rules.infinite:
+    if not rules.infinite:
         wanted = np.bincount(codes, minlength=14)
         remaining = view.cards_left
         short = any(wanted[c] > remaining[c] for c in range(1, 14))

@@ -342,7 +342,7 @@ class BlackjackTableEnv(AECEnv):
 
     def _advance(self, action: int) -> None:
         """One compiled transition; then the next agent, or the round's rewards."""
-        T.table_advance(self._table, self._policies, action, self._at_table)
+        T.table_advance(tuple(self._table), tuple(self._policies), action, self._at_table)
         if self._view.phase != E.P_OVER:
             self.agent_selection = self.possible_agents[int(self._view.acting_seat)]
             return

@@ -168,7 +168,8 @@ def _slot(index: int, doc: str) -> Any:
     """A read-write property over one slot of ``View.st`` (of every table of a batch)."""
 
     def get(self: View) -> Any:
-        return self.st[..., index]
+        st = self.st
+        return st[index] if st.ndim == 1 else st[:, index]  # (a scalar from one table: an env's step reads it)
 
     def put(self: View, value: Any) -> None:
         self.st[..., index] = value
@@ -244,6 +245,7 @@ class View:
         """The next cards to deal, in order (none: the shoe's own); ``force_shuffle``: a new shoe first."""
         self.st[E.S_STACK_POS] = 0
         self.st[E.S_STACK_LEN] = len(codes)
-        self.st[E.S_STACK : E.S_STACK + len(codes)] = codes
+        if codes:  # (an empty slice assignment costs an env's reset more than the rest of it)
+            self.st[E.S_STACK : E.S_STACK + len(codes)] = codes
         if force_shuffle:
             self.st[E.S_FORCE_SHUFFLE] = 1

@@ -47,7 +47,9 @@ from .slots import View
 
 @njit(cache=True, _nrt=False)
 def _start_tables(tables, policies, which, bets, at_table):
-    """Start an episode at every table in ``which``: a round dealt, or a shoe's first bet due."""
+    """Start an episode at every table in ``which``: a round dealt, or a shoe's first bet due.
+    ``tables`` and ``policies`` may be plain tuples (``table.named``)."""
+    tables, policies = T.named(tables, policies)
     for i in range(which.shape[0]):
         if which[i]:
             _start(T.table_at(tables, i), T.policies_at(policies, i), bets, at_table)
@@ -66,7 +68,8 @@ def _start(table, policies, bets, at_table):
 def _step_tables(tables, policies, actions, out, bets, at_table):
     """Step every table (or start its next episode, after a finished one); ``out``: (rewards,
     terminated, autoreset). Returns the first table whose action is illegal, or -1. Nothing is
-    changed when an action is illegal."""
+    changed when an action is illegal. ``tables`` and ``policies`` may be plain tuples (``table.named``)."""
+    tables, policies = T.named(tables, policies)
     rewards, terminated, autoreset = out
     mask = tables.mask
     n = mask.shape[0]
@@ -269,9 +272,10 @@ class BlackjackVectorEnv(VectorEnv):
         self._autoreset = np.zeros(n, np.bool_)
         kind, table = table_policy(rules, others, self.seats)
         self._prngs = np.zeros((n, 1, 4), np.int64)
-        self._tables = T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask)
+        # plain tuples: numba types them faster than named ones on every call (table.named)
+        self._tables = tuple(T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask))
         kinds, actions, insurance = T.driver_policies(kind, table)
-        self._policies = T.Policies(kinds, actions, insurance, self._prngs, None)
+        self._policies = tuple(T.Policies(kinds, actions, insurance, self._prngs, None))
         self._bets = np.array(bets or (1.0,), np.float64)
         view.agent = self.seat
         view.count_mode = self._count_mode
