@@ -115,7 +115,7 @@ class CountingLearner:
 
 
 @pytest.fixture
-def counting() -> Iterator[registry.LearnerEntry[CountingConfig]]:
+def counting() -> Iterator[registry.LearnerEntry]:
     entry = registry.register(
         registry.LearnerEntry(
             "counting",
@@ -131,7 +131,7 @@ def counting() -> Iterator[registry.LearnerEntry[CountingConfig]]:
 
 
 def test_a_registered_learner_trains_through_the_one_loop(
-    counting: registry.LearnerEntry[CountingConfig], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    counting: registry.LearnerEntry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     learner: Learner = CountingLearner(CountingConfig(0), Rules(), tmp_path, False)  # the protocol holds
     assert learner.steps == 0

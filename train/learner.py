@@ -1,4 +1,4 @@
-"""What ``blackjack-train`` asks of a learner: the :class:`Learner` protocol.
+"""What ``blackjack-train`` asks of a learner: the :class:`~blackjack_env.train.learner.Learner` protocol.
 
 A learner learns in steps it chooses (a chunk of rounds merged into its statistics, a rollout and an
 update), plays its policy in an evaluation, writes a checkpoint (its exported agent and what a resume

@@ -14,7 +14,7 @@ import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from blackjack_env.ray_cluster import check_address
 from blackjack_env.rules import Rules
@@ -32,8 +32,6 @@ from .tabular import TabularConfig, TabularLearner
 if TYPE_CHECKING:
     from .batch_ppo import BatchPPOConfig
 
-C = TypeVar("C")
-
 #: The options every learner takes: the run's own, not a learner's (checked by the command itself).
 RUN_OPTIONS = frozenset(
     ("algo", "env", "rules", "settings", "steps", "seed", "out", "eval_every", "eval_rounds", "progress", "reward")
@@ -41,7 +39,7 @@ RUN_OPTIONS = frozenset(
 
 
 @dataclass(frozen=True)
-class LearnerEntry(Generic[C]):
+class LearnerEntry:
     """A learner as ``blackjack-train`` knows it."""
 
     name: str
@@ -49,9 +47,9 @@ class LearnerEntry(Generic[C]):
     about: str  # what it learns, in a few words (said when it is asked for the wrong game)
     #: Its typed config from a run's settings and rules, checked: one line per bad value, before
     #: anything is written.
-    config_of: Callable[[Args, Rules], C]
+    config_of: Callable[[Args, Rules], Any]
     #: The learner: new, or (resume) loaded from the run directory.
-    start: Callable[[C, Rules, Path, bool], Learner]
+    start: Callable[[Any, Rules, Path, bool], Learner]
     options: frozenset[str] = frozenset()  # the Args fields it reads beyond RUN_OPTIONS
     also: tuple[str, ...] = ()  # other --algo names that mean it in its games
     default_steps: Callable[[Args], int] = lambda args: 1_000_000
@@ -70,10 +68,10 @@ class LearnerEntry(Generic[C]):
         return f"--algo {algo}" if env == default_game(algo) else f"--env {env} --algo {algo}"
 
 
-_REGISTRY: dict[str, LearnerEntry[Any]] = {}
+_REGISTRY: dict[str, LearnerEntry] = {}
 
 
-def register(entry: LearnerEntry[Any]) -> LearnerEntry[Any]:
+def register(entry: LearnerEntry) -> LearnerEntry:
     """Add a learner (or replace the one of its name); returns it."""
     bad = [g for g in entry.games if g not in GAMES]
     if not entry.games or bad:
@@ -87,7 +85,7 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def entries() -> tuple[LearnerEntry[Any], ...]:
+def entries() -> tuple[LearnerEntry, ...]:
     """Every registered learner, in the order registered."""
     return tuple(_REGISTRY.values())
 
@@ -106,7 +104,7 @@ def default_game(algo: str) -> str:
     return entry.games[0] if entry is not None else GAMES[0]
 
 
-def find(algo: str, game: str) -> LearnerEntry[Any]:
+def find(algo: str, game: str) -> LearnerEntry:
     """The learner ``--algo algo --env game`` means; a ValueError that says which game it plays if none."""
     named = [e for e in entries() if algo == e.name or algo in e.also]
     for entry in named:
@@ -131,7 +129,7 @@ def where(option: str) -> str:
     return " or ".join(f"{env}--algo {_either(algos)}" for env, algos in groups.items())
 
 
-def check_options(entry: LearnerEntry[Any], algo: str, given: Mapping[str, Any]) -> None:
+def check_options(entry: LearnerEntry, algo: str, given: Mapping[str, Any]) -> None:
     """Refuse, in one line, the given options that the learner does not read."""
     unread = [k for k in given if k not in RUN_OPTIONS and k not in entry.options]
     if not unread:
@@ -147,7 +145,7 @@ def check_options(entry: LearnerEntry[Any], algo: str, given: Mapping[str, Any])
     raise ValueError(f"{listed} only with {where(first)}" if where(first) else f"{listed} is read by no learner")
 
 
-def missing_modules(entry: LearnerEntry[Any]) -> list[str]:
+def missing_modules(entry: LearnerEntry) -> list[str]:
     """The modules the learner needs that are not installed."""
     return [name for name in entry.needs if importlib.util.find_spec(name) is None]
 

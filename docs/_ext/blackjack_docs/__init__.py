@@ -249,6 +249,29 @@ def public_module_directive() -> type:
     return PublicModule
 
 
+#: A class name two packages use, and its class in each: a reference by the short name (a type hint)
+#: goes to the one of the package it is written in.
+SHARED_NAMES = {
+    "Learner": {
+        "blackjack_env.train": "blackjack_env.train.learner.Learner",
+        "blackjack_env.evaluate": "blackjack_env.evaluate.report.learner.Learner",
+    }
+}
+
+
+def qualify_shared_names(app: Any, doctree: Any) -> None:
+    """A short ``Learner`` in a signature or a type field means the class of its own package."""
+    from sphinx import addnodes
+
+    for node in doctree.findall(addnodes.pending_xref):
+        targets = SHARED_NAMES.get(node.get("reftarget", ""))
+        module = node.get("py:module") or ""
+        for package, target in (targets or {}).items():
+            if module.startswith(package):
+                node["reftarget"] = target
+                node["refspecific"] = False
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.setup_extension("sphinx.ext.autodoc")
     app.add_directive("public-module", public_module_directive())
@@ -258,5 +281,6 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", process_docstring)
     app.connect("missing-reference", resolve_alias)
     app.connect("doctree-read", trim_long_values)
+    app.connect("doctree-read", qualify_shared_names)
     app.connect("object-description-transform", fields_listed_once, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
