@@ -340,7 +340,7 @@ def solve(rules: Rules | str | Mapping[str, Any] | None = None, *, cache: bool =
 
     Results are kept on disk (see :func:`cache_dir`) keyed by the rules, so a second call in any
     process is a file read; a damaged or foreign cache file is ignored and rewritten. A preset's
-    solution ships with the package (:data:`BUNDLE_DIR`). ``cache=False`` analyses afresh, reading
+    solution ships with the package (``BUNDLE_DIR``). ``cache=False`` analyses afresh, reading
     and writing neither."""
     rules = Rules.coerce(rules)
     path = cache_dir() / f"{rules_key(rules)}.npz"
