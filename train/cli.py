@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from blackjack_env.env_kit import REWARD_MODES
-from blackjack_env.evaluate.options import OneLineParser, add_ceiling_arguments
+from blackjack_env.evaluate.options import OneLineParser, add_ceiling_arguments, console_entry
 from blackjack_env.rules import PRESETS, Rules
 
 from .backends import BACKENDS
@@ -224,6 +224,7 @@ def train(args: Args, resume: bool = False) -> int:
     return Trainer(learner, schedule, out).run(resume)
 
 
+@console_entry("blackjack-train")
 def main(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     try:
