@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .engine import HILO_TAGS, per_unseen_deck, unseen_tags
-from .slots import View
+from .engine import per_unseen_deck
+from .slots import hilo_state
 from .strategy import row_of_label, up_of_label
 
 #: Card values in the order of the tag tuples: ace first (value 1), then 2..10.
@@ -152,9 +152,8 @@ def hilo_count(st: np.ndarray) -> tuple[int, int]:
     """(Hi-Lo running count of every card seen since the shuffle, cards unseen) of a table's state:
     the shoe's cards and a hidden hole card are unseen (the shoe env, the pictures, the terminal
     game). The count is the engine's own (``engine.unseen_tags``, as the observation's)."""
-    view = View(st)
-    unseen = int(view.cards_left[1:].sum()) + int(view.hole_hidden != 0)
-    return -int(unseen_tags(HILO_TAGS, 0, st)), unseen
+    running, unseen = hilo_state(st)
+    return int(running), int(unseen)
 
 
 # ============================================================================= counting strategies

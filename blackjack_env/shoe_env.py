@@ -209,7 +209,7 @@ class BlackjackShoeEnv(BlackjackEnv):
             bet=0.0 if betting else self.bets[int(view.bet_level)],
         )
         if "hands" in info:  # a round was settled on this step (the next bet may already be due)
-            playing = bool(view.seat(self.seat)["active"])
+            playing = view.seat_active(self.seat)
             info["round_result"] = self.bets[int(view.bet_level)] * info["result"] if playing else 0.0
         return info
 

@@ -69,5 +69,5 @@ def seat_summary(st: np.ndarray, hands: np.ndarray, res: np.ndarray, s: int) -> 
 
 def dealer_summary(st: np.ndarray) -> dict[str, Any]:
     """The dealer's cards and total, hole card included (the summaries are the house's view)."""
-    view = View(st)
-    return {"cards": card_names(view.dealer_cards()), "total": _best_total(*view.dealer_hand())}
+    codes, hard, aces = View(st).dealer()
+    return {"cards": card_names(codes), "total": _best_total(hard, aces)}
