@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The repository's top-level folders that install as ``blackjack_env.<name>`` (pyproject's package-dir).
+SUBPACKAGES = ("agents", "evaluate", "train")
 
 
 @contextmanager
@@ -32,6 +34,9 @@ def checked_out(revision: str, prog: str) -> Iterator[Path]:
         )
         if made.returncode != 0:
             sys.exit(f"{prog}: cannot check out {revision!r} (needs the git history): {made.stderr.strip()}")
+        for sub in SUBPACKAGES:  # laid out as installed, so no other checkout's editable install serves them
+            if (tree / sub).is_dir() and not (tree / "blackjack_env" / sub).exists():
+                (tree / "blackjack_env" / sub).symlink_to(tree / sub, target_is_directory=True)
         try:
             yield tree
         finally:
