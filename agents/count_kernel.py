@@ -19,12 +19,15 @@ from blackjack_env.rules import Rules
 from blackjack_env.strategy import N_PLAY, table_cell, table_decision
 from blackjack_env.table import EVERY_SEAT, play_until, seed_generator, start_chunk
 
+from .chunk_agent import T_DECISIONS, T_ROUNDS, T_SUM
+
 #: Hi-Lo's tags' per-card standard deviation: the unit of the bucket widths.
 _HILO_SD = math.sqrt(10.0 / 13.0)
 # statistics per entry: summed weight, weighted return, weighted squared return
 W, WR, WRR = 0, 1, 2
-# chunk totals: rounds, summed learner-seat results, learner decisions, rolled-out answers
-T_ROUNDS, T_SUM, T_DECISIONS, T_ROLLOUTS = 0, 1, 2, 3
+# chunk totals: the chunk learners' (rounds, summed learner-seat results, learner decisions), then
+# the rolled-out answers
+T_ROLLOUTS = T_DECISIONS + 1
 #: The pairs (a, c), a < c, of play actions whose paired differences v_a - v_c are kept per cell.
 PAIRS = tuple(itertools.combinations(range(N_PLAY), 2))
 N_PAIRS = len(PAIRS)
@@ -225,9 +228,3 @@ def learn_chunk_kernel(table, policies, chunk, learner, out, work):
                     if measured >> a & 1 and measured >> c & 1:
                         _add(stats[b, row, col, i], values[s, d, a] - values[s, d, c])
         totals[T_ROUNDS] += 1
-
-
-def chunk_words(seed: int, index: int) -> np.ndarray:
-    """The seed words of a run's chunk ``index`` (its shoe and exploration streams): a chunk is
-    fixed by (seed, index) alone, so chunks can be played in any order, anywhere."""
-    return E.seed_words(np.random.SeedSequence([seed, index]), 3)

@@ -51,13 +51,13 @@ and the learned deviations as index entries (see :func:`fit_question`). The simu
 exactly as ``blackjack-evaluate`` does.
 
 The pieces: the buckets and the compiled chunk of rounds in ``count_kernel``, the fits and the answers read
-from them in ``count_fit``, what a shoe-game learner refuses and its bets in ``shoe_game``; this module is
-the agent (learning in chunks, the export, its files) and re-exports the pieces' public names.
+from them in ``count_fit``, what a shoe-game learner refuses and its bets in ``shoe_game``, learning in
+chunks and the files in ``chunk_agent`` (shared with the composition learner); this module is the agent
+(its statistics, its policy, the export) and re-exports the pieces' public names.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,10 +68,10 @@ from blackjack_env import count_policy as CP
 from blackjack_env import engine as E
 from blackjack_env.counting import CountingStrategy, CountingSystem, IndexEntry, parse_system
 from blackjack_env.rules import Rules
-from blackjack_env.solver import solve
-from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, StrategyTable, row_label, up_label
-from blackjack_env.table import POLICY_TABLE, Chunk, Policies, new_table, table_policies
+from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, PAIR_BASE, row_label, up_label
+from blackjack_env.table import Policies, Table, new_table
 
+from .chunk_agent import T_DECISIONS, T_ROUNDS, T_SUM, ChunkLearnerAgent, chunk_words, write_json
 from .count_fit import (
     DEGREE,
     PRIOR_SD,
@@ -96,16 +96,12 @@ from .count_kernel import (
     PAIR_ID,
     PAIR_SECOND,
     PAIRS,
-    T_DECISIONS,
     T_ROLLOUTS,
-    T_ROUNDS,
-    T_SUM,
     WR,
     WRR,
     BucketSpec,
     W,
     bucket_spec,
-    chunk_words,
     learn_chunk_kernel,
     tag_sd,
 )
@@ -134,7 +130,7 @@ ESTIMATOR = "paired-rollouts"
 _QUESTIONS = (("R", E.SURRENDER), ("P", E.SPLIT), ("D", E.DOUBLE), ("S", E.STAND))
 
 
-class CountTableAgent:
+class CountTableAgent(ChunkLearnerAgent):
     """The count-table learner (module docstring) for ``rules`` (a shoe with a cut card).
 
     Args:
@@ -147,6 +143,17 @@ class CountTableAgent:
     """
 
     kind = KIND
+    _STATS = ("stats", "ins_stats", "pre_stats")
+    _TALLIES = ("decisions", "rollouts")
+    stats_file = STATS_FILE
+    compress_stats = True
+    not_a_table = (
+        "a count-table learner plays by the count, not from one strategy table: use "
+        "agent.to_strategy() (a CountingStrategy; blackjack_env.simulate.Policy.from_counting plays it) "
+        "or blackjack-evaluate --policy RUN_DIR (its counting-strategy.json)"
+    )
+    _kernel = staticmethod(learn_chunk_kernel)
+    rollouts: int
 
     def __init__(
         self,
@@ -158,41 +165,38 @@ class CountTableAgent:
         seed: int = 0,
         chunk_rounds: int = 1 << 16,
     ) -> None:
-        self.rules = Rules.coerce(rules)
-        self.bets = tuple(float(b) for b in bets)
-        check_table(self.rules, self.bets, seats, seat, None, chunk_rounds)
+        super().__init__(rules, bets, seats, seat, seed, chunk_rounds)
         self.system = system
-        self.seats, self.seat = int(seats), int(seat)
-        self.seed = int(seed)
-        self.chunk_rounds = int(chunk_rounds)
         self.spec = bucket_spec(system, self.rules)
         n = self.spec.n
         self.stats = np.zeros((n, N_ROWS, N_UP, N_PAIRS, 3))
         self.ins_stats = np.zeros((n, 2, 3))
         self.pre_stats = np.zeros((n, 3))
-        self.rounds = 0
-        self.chunks = 0
-        self.decisions = 0
-        self.rollouts = 0
         self.params = CP.policy_params(CountingStrategy(system, name=system.name), self.rules)
-        self._basic: StrategyTable | None = None
 
     # ----------------------------------------------------------------- learning
-    def _work(self, policies: Policies) -> tuple[Any, ...]:
-        """The kernel's table (and the policies' generators') and its scratch: the learner's generator,
-        its decisions' trace and values, and the rollouts' copy of the table (sharing ``mask``)."""
+    def _scratch(self, table: Table, policies: Policies) -> tuple[Any, ...]:
+        """The learner's generator, its decisions' trace and values, and the rollouts' copy of the
+        table (sharing ``mask``) and of the policies (their own generators)."""
         n = max(self.seats, 1)
-        table = new_table(self.rules.to_array(), self.seats)
         copy = new_table(table.rv, self.seats)._replace(mask=table.mask)
         scratch = (copy, policies._replace(prngs=np.zeros_like(policies.prngs)))
-        work = (
+        return (
             np.zeros(4, np.int64),
             np.zeros((n, MAX_DECISIONS, 5), np.int64),
             np.zeros((n, MAX_DECISIONS, N_PLAY), np.float64),
             np.zeros(n, np.int64),
             scratch,
         )
-        return table, work
+
+    def _learner(self, policy: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
+        return (self.params, self.spec.array(), *policy)
+
+    def _age(self) -> None:
+        """Before merging chunk 2^k (k >= 1), the statistics so far weigh FORGET."""
+        if self.chunks >= 2 and self.chunks & (self.chunks - 1) == 0:
+            for kept in (self.stats, self.ins_stats, self.pre_stats):
+                kept *= FORGET
 
     def policy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The greedy policy of the statistics so far, per bucket: the play actions' preference order
@@ -211,49 +215,7 @@ class CountTableAgent:
                     near[..., best, a] = ~far
         return ranking, np.ascontiguousarray(take), near
 
-    def chunk_inputs(self, index: int) -> tuple[np.ndarray, ...]:
-        """What chunk ``index`` plays with: its seed words and the frozen greedy policy."""
-        return (chunk_words(self.seed, index), *self.policy())
-
-    def play_chunk(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-        """One chunk's statistics (stats, ins_stats, pre_stats, totals) from its inputs."""
-        words, ranking, take, near = inputs
-        out = (np.zeros_like(self.stats), np.zeros_like(self.ins_stats), np.zeros_like(self.pre_stats), np.zeros(4))
-        policies = table_policies(POLICY_TABLE, self.basic_table())
-        table, work = self._work(policies)
-        chunk = Chunk(words, self.chunk_rounds, self.seats, self.seat, E.table_kind(self.seats))
-        learner = (self.params, self.spec.array(), ranking, take, near)
-        learn_chunk_kernel(table, policies, chunk, learner, out, work)
-        return out
-
-    def merge(self, chunk: tuple[np.ndarray, ...]) -> tuple[int, float]:
-        """Add a chunk's statistics (in chunk order); returns its (rounds, mean learner result)."""
-        stats, ins_stats, pre_stats, totals = chunk
-        if self.chunks >= 2 and self.chunks & (self.chunks - 1) == 0:
-            for kept in (self.stats, self.ins_stats, self.pre_stats):
-                kept *= FORGET
-        self.stats += stats
-        self.ins_stats += ins_stats
-        self.pre_stats += pre_stats
-        self.rounds += int(totals[T_ROUNDS])
-        self.decisions += int(totals[T_DECISIONS])
-        self.rollouts += int(totals[T_ROLLOUTS])
-        self.chunks += 1
-        seats = self.seats if self.seat < 0 else 1
-        return int(totals[T_ROUNDS]), float(totals[T_SUM] / max(totals[T_ROUNDS] * seats, 1))
-
-    def learn_chunk(self) -> tuple[int, float]:
-        """Play and merge the next chunk."""
-        return self.merge(self.play_chunk(self.chunk_inputs(self.chunks)))
-
     # ----------------------------------------------------------------- export
-    def basic_table(self) -> StrategyTable:
-        """The rules' basic strategy: the other seats' play, and the counting format's answer to
-        a question without an entry (never the learner's own starting point)."""
-        if self._basic is None:
-            self._basic = solve(self.rules).table
-        return self._basic
-
     def round_values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per bucket: the learned value per unit bet of the greedy policy's round, its standard
         error, and the greedy rounds behind it."""
@@ -365,15 +327,6 @@ class CountTableAgent:
             self.system, ramp=tuple(self.ramp()), indices=tuple(d.entry for d in self.deviations()), name=name
         )
 
-    def to_table(self) -> StrategyTable:
-        """Not a table: refused in one line naming what plays this agent (``load_agent`` callers
-        that expect a table agent meet this instead of an AttributeError)."""
-        raise ValueError(
-            "a count-table learner plays by the count, not from one strategy table: use "
-            "agent.to_strategy() (a CountingStrategy; blackjack_env.simulate.Policy.from_counting plays it) "
-            "or blackjack-evaluate --policy RUN_DIR (its counting-strategy.json)"
-        )
-
     def strategy_dict(self, name: str = "learned") -> dict[str, Any]:
         """The counting JSON, each entry with its learned gain, and how it was learned ("about")."""
         deviations = self.deviations()
@@ -395,13 +348,11 @@ class CountTableAgent:
         return data
 
     # ----------------------------------------------------------------- files
-    def save(self, path: str | Path) -> None:
-        """agent.json, the counting strategy (STRATEGY_FILE) and the statistics (atomically)."""
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        manifest = {
-            "kind": KIND,
-            "rules": self.rules.to_dict(),
+    def _export(self, path: Path) -> None:
+        write_json(path / STRATEGY_FILE, self.strategy_dict())
+
+    def _settings(self) -> dict[str, Any]:
+        return {
             "system": CountingStrategy(self.system).to_dict()["system"],
             "bets": list(self.bets),
             "seats": self.seats,
@@ -411,47 +362,15 @@ class CountTableAgent:
             "estimator": ESTIMATOR,
             "strategy": STRATEGY_FILE,
         }
-        tmp = path / (STATS_FILE + ".tmp.npz")
-        np.savez_compressed(
-            tmp,
-            stats=self.stats,
-            ins_stats=self.ins_stats,
-            pre_stats=self.pre_stats,
-            counters=np.array([self.rounds, self.chunks, self.decisions, self.rollouts], np.int64),
-        )
-        tmp.replace(path / STATS_FILE)
-        _write_json(path / STRATEGY_FILE, self.strategy_dict())
-        _write_json(path / "agent.json", manifest)
 
     @classmethod
-    def load(cls, path: str | Path) -> CountTableAgent:
-        manifest = json.loads((Path(path) / "agent.json").read_text())
+    def _from_manifest(cls, path: str | Path, manifest: Mapping[str, Any]) -> CountTableAgent:
         if manifest.get("estimator") != ESTIMATOR:
             raise ValueError(
                 f"{path} holds statistics of an earlier count-table learner (Monte Carlo with exploration); "
                 f"this version learns from {ESTIMATOR} and cannot continue or export it: train it again"
             )
-        agent = cls(
-            Rules.from_dict(manifest["rules"]),
-            parse_system(manifest["system"]),
-            bets=manifest["bets"],
-            seats=manifest["seats"],
-            seat=manifest["seat"],
-            seed=manifest["seed"],
-            chunk_rounds=manifest["chunk_rounds"],
-        )
-        with np.load(Path(path) / STATS_FILE) as data:
-            agent.stats[:] = data["stats"]
-            agent.ins_stats[:] = data["ins_stats"]
-            agent.pre_stats[:] = data["pre_stats"]
-            agent.rounds, agent.chunks, agent.decisions, agent.rollouts = (int(x) for x in data["counters"])
-        return agent
-
-
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2))
-    tmp.replace(path)
+        return cls(system=parse_system(manifest["system"]), **cls._game_of(manifest))
 
 
 __all__ = [

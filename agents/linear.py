@@ -35,7 +35,6 @@ there), which the compiled simulator plays and bets (``blackjack-evaluate --poli
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,20 +46,10 @@ from blackjack_env import slots
 from blackjack_env._jit import njit
 from blackjack_env.linear_policy import KIND, N_FEATURES, LinearModel, features
 from blackjack_env.rules import Rules
-from blackjack_env.solver import solve
-from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, StrategyTable, table_cell
-from blackjack_env.table import (
-    EVERY_SEAT,
-    POLICY_TABLE,
-    Chunk,
-    new_table,
-    play_until,
-    seed_generator,
-    start_chunk,
-    table_policies,
-)
+from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, table_cell
+from blackjack_env.table import EVERY_SEAT, Policies, Table, play_until, seed_generator, start_chunk
 
-from .shoe_game import check_table
+from .chunk_agent import T_DECISIONS, T_ROUNDS, T_SUM, ChunkLearnerAgent
 from .tabular import MAX_DECISIONS
 from .tabular import _epsilon_greedy as _tabular_epsilon_greedy
 from .tabular import _greedy as _tabular_greedy
@@ -74,9 +63,6 @@ NF = N_FEATURES
 #: their work: 6% of the learner's time): the same Python functions, compiled again with inline="always".
 _greedy = njit(_nrt=False, inline="always")(_tabular_greedy.py_func)
 _epsilon_greedy = njit(_nrt=False, inline="always")(_tabular_epsilon_greedy.py_func)
-
-# chunk totals: rounds, summed learner-seat results, learner decisions
-T_ROUNDS, T_SUM, T_DECISIONS = 0, 1, 2
 
 
 #: The kernel's sums, one packed row per (cell, action), per insurance answer and for the round before
@@ -245,7 +231,7 @@ def ridge_solve(xtx: np.ndarray, xty: np.ndarray, ridge: float = RIDGE) -> tuple
     return weights, tried
 
 
-class LinearAgent:
+class LinearAgent(ChunkLearnerAgent):
     """The composition learner (module docstring) for ``rules`` (a shoe with a cut card).
 
     Args:
@@ -261,6 +247,14 @@ class LinearAgent:
     """
 
     kind = KIND
+    _STATS = ("xtx", "xty", "ins_xtx", "ins_xty", "pre_xtx", "pre_xty")
+    stats_file = STATS_FILE
+    _kernel = staticmethod(_learn_chunk)
+    not_a_table = (
+        "a composition learner plays by the unseen cards, not from one strategy table: use agent.model() "
+        "(a LinearModel; blackjack_env.simulate.Policy.from_linear plays it) or blackjack-evaluate "
+        "--policy RUN_DIR (its linear-model.json)"
+    )
 
     def __init__(
         self,
@@ -274,34 +268,22 @@ class LinearAgent:
         kelly: float = 0.0,
         bankroll: float = 0.0,
     ) -> None:
-        self.rules = Rules.coerce(rules)
-        self.bets = tuple(float(b) for b in bets)
-        check_table(self.rules, self.bets, seats, seat, epsilon, chunk_rounds)
+        super().__init__(rules, bets, seats, seat, seed, chunk_rounds, epsilon)
         self.kelly, self.bankroll = float(kelly), float(bankroll)
         LinearModel(*_zero_weights(), self.bets, kelly=self.kelly, bankroll=self.bankroll)  # (one line if not)
-        self.seats, self.seat = int(seats), int(seat)
         self.epsilon = float(epsilon)
-        self.seed = int(seed)
-        self.chunk_rounds = int(chunk_rounds)
         self.xtx = np.zeros((N_ROWS, N_UP, N_PLAY, NF, NF))
         self.xty = np.zeros((N_ROWS, N_UP, N_PLAY, NF))
         self.ins_xtx = np.zeros((2, 2, NF, NF))
         self.ins_xty = np.zeros((2, 2, NF))
         self.pre_xtx = np.zeros((NF, NF))
         self.pre_xty = np.zeros(NF)
-        self.rounds = 0
-        self.chunks = 0
-        self.decisions = 0
-        self._basic: StrategyTable | None = None
-
-    _STATS = ("xtx", "xty", "ins_xtx", "ins_xty", "pre_xtx", "pre_xty")
 
     # ----------------------------------------------------------------- learning
-    def _work(self) -> tuple[Any, ...]:
-        """The kernel's table and its scratch: the learner's generator, its decisions' trace, chances
-        and features, and the packed sums."""
+    def _scratch(self, table: Table, policies: Policies) -> tuple[Any, ...]:
+        """The learner's generator, its decisions' trace, chances and features, and the packed sums."""
         n = max(self.seats, 1)
-        work = (
+        return (
             np.zeros(4, np.int64),
             np.zeros((n, MAX_DECISIONS, 3), np.int64),
             np.zeros((n, MAX_DECISIONS), np.float64),
@@ -314,55 +296,17 @@ class LinearAgent:
             np.zeros(N_PLAY, np.float64),
             np.zeros((PRE_SLOT + 1, PACKED), np.float64),
         )
-        return new_table(self.rules.to_array(), self.seats), work
 
-    def chunk_inputs(self, index: int) -> tuple[np.ndarray, ...]:
-        """What chunk ``index`` plays with: its seed words and the frozen weights."""
-        words = E.seed_words(np.random.SeedSequence([self.seed, index]), 3)
+    def policy(self) -> tuple[np.ndarray, ...]:
+        """The frozen weights a chunk plays greedy in, and which (cell, action)s have data."""
         w_play, tried = ridge_solve(self.xtx, self.xty)
         w_ins, tried_ins = ridge_solve(self.ins_xtx, self.ins_xty)
-        return words, w_play, tried, w_ins, tried_ins
+        return w_play, tried, w_ins, tried_ins
 
-    def play_chunk(self, inputs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-        """One chunk's statistics (the six sums, then the totals) from its inputs."""
-        words, w_play, tried, w_ins, tried_ins = inputs
-        out = (*(np.zeros_like(getattr(self, name)) for name in self._STATS), np.zeros(3))
-        table, work = self._work()
-        policies = table_policies(POLICY_TABLE, self.basic_table())
-        chunk = Chunk(words, self.chunk_rounds, self.seats, self.seat, E.table_kind(self.seats))
-        _learn_chunk(table, policies, chunk, (w_play, tried, w_ins, tried_ins, self.epsilon), out, work)
-        return out
-
-    def merge(self, chunk: tuple[np.ndarray, ...]) -> tuple[int, float]:
-        """Add a chunk's statistics (in chunk order); returns its (rounds, mean learner result)."""
-        *sums, totals = chunk
-        for name, value in zip(self._STATS, sums, strict=True):
-            getattr(self, name).__iadd__(value)
-        self.rounds += int(totals[T_ROUNDS])
-        self.decisions += int(totals[T_DECISIONS])
-        self.chunks += 1
-        seats = self.seats if self.seat < 0 else 1
-        return int(totals[T_ROUNDS]), float(totals[T_SUM] / max(totals[T_ROUNDS] * seats, 1))
-
-    def learn_chunk(self) -> tuple[int, float]:
-        """Play and merge the next chunk."""
-        return self.merge(self.play_chunk(self.chunk_inputs(self.chunks)))
+    def _learner(self, policy: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
+        return (*policy, self.epsilon)
 
     # ----------------------------------------------------------------- export
-    def basic_table(self) -> StrategyTable:
-        """The rules' basic strategy: the other seats' play (never the learner's starting point)."""
-        if self._basic is None:
-            self._basic = solve(self.rules).table
-        return self._basic
-
-    def to_table(self) -> StrategyTable:
-        """Not a table: refused in one line naming what plays this agent (for ``load_agent`` callers)."""
-        raise ValueError(
-            "a composition learner plays by the unseen cards, not from one strategy table: use agent.model() "
-            "(a LinearModel; blackjack_env.simulate.Policy.from_linear plays it) or blackjack-evaluate "
-            "--policy RUN_DIR (its linear-model.json)"
-        )
-
     def model(self, name: str = "linear") -> LinearModel:
         """The learned weights and bets as a compiled-policy model."""
         w_play, tried = ridge_solve(self.xtx, self.xty)
@@ -371,13 +315,11 @@ class LinearAgent:
         return LinearModel(w_play, tried, w_ins, w_bet, self.bets, name, self.kelly, self.bankroll)
 
     # ----------------------------------------------------------------- files
-    def save(self, path: str | Path) -> None:
-        """agent.json, the model (MODEL_FILE) and the statistics (each written atomically)."""
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        manifest = {
-            "kind": KIND,
-            "rules": self.rules.to_dict(),
+    def _export(self, path: Path) -> None:
+        self.model().save(path / MODEL_FILE)
+
+    def _settings(self) -> dict[str, Any]:
+        return {
             "bets": list(self.bets),
             "seats": self.seats,
             "seat": self.seat,
@@ -389,37 +331,15 @@ class LinearAgent:
             "bankroll": self.bankroll,
             "model": MODEL_FILE,
         }
-        tmp = path / (STATS_FILE + ".tmp.npz")
-        np.savez(
-            tmp,
-            **{name: getattr(self, name) for name in self._STATS},
-            counters=np.array([self.rounds, self.chunks, self.decisions], np.int64),
-        )
-        tmp.replace(path / STATS_FILE)
-        self.model().save(path / MODEL_FILE)
-        tmp_manifest = path / "agent.json.tmp"
-        tmp_manifest.write_text(json.dumps(manifest, indent=2))
-        tmp_manifest.replace(path / "agent.json")
 
     @classmethod
-    def load(cls, path: str | Path) -> LinearAgent:
-        manifest = json.loads((Path(path) / "agent.json").read_text())
-        agent = cls(
-            Rules.from_dict(manifest["rules"]),
-            bets=manifest["bets"],
-            seats=manifest["seats"],
-            seat=manifest["seat"],
+    def _from_manifest(cls, path: str | Path, manifest: Mapping[str, Any]) -> LinearAgent:
+        return cls(
             epsilon=manifest["epsilon"],
-            seed=manifest["seed"],
-            chunk_rounds=manifest["chunk_rounds"],
             kelly=manifest.get("kelly", 0.0),
             bankroll=manifest.get("bankroll", 0.0),
+            **cls._game_of(manifest),
         )
-        with np.load(Path(path) / STATS_FILE) as data:
-            for name in cls._STATS:
-                getattr(agent, name)[:] = data[name]
-            agent.rounds, agent.chunks, agent.decisions = (int(x) for x in data["counters"])
-        return agent
 
 
 def _zero_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -4,7 +4,6 @@ its chunks merge exactly (resume = uninterrupted, same seed = same run), its exp
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import signal
@@ -15,6 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chunk_learners import (
+    assert_cli_run_resumes_exactly,
+    assert_refused_in_one_line,
+    assert_resume_equals_uninterrupted,
+)
 
 from blackjack_env.agents.count_table import CountTableAgent, bucket_spec, parse_bets, spread_bets
 from blackjack_env.counting import CountingStrategy, system
@@ -58,30 +62,9 @@ def test_learns_to_bet_with_the_count(learned: CountTableAgent) -> None:
 
 
 def test_resume_equals_uninterrupted_and_same_seed_same_run(tmp_path: Path) -> None:
-    def fresh() -> CountTableAgent:
-        return CountTableAgent(RULES, system("hilo"), seed=7, chunk_rounds=1 << 14)
-
-    whole = fresh()
-    for _ in range(4):
-        whole.learn_chunk()
-    half = fresh()
-    for _ in range(2):
-        half.learn_chunk()
-    half.save(tmp_path)
-    resumed = CountTableAgent.load(tmp_path)
-    for _ in range(2):
-        resumed.learn_chunk()
-    for name in ("stats", "ins_stats", "pre_stats"):
-        assert np.array_equal(getattr(whole, name), getattr(resumed, name))
-    assert (whole.rounds, whole.chunks, whole.decisions) == (resumed.rounds, resumed.chunks, resumed.decisions)
-    again = fresh()
-    again.learn_chunk()
-    other_seed = CountTableAgent(RULES, system("hilo"), seed=8, chunk_rounds=1 << 14)
-    other_seed.learn_chunk()
-    first = fresh()
-    first.learn_chunk()
-    assert np.array_equal(again.stats, first.stats)
-    assert not np.array_equal(other_seed.stats, first.stats)
+    assert_resume_equals_uninterrupted(
+        lambda seed: CountTableAgent(RULES, system("hilo"), seed=seed, chunk_rounds=1 << 14), tmp_path
+    )
 
 
 def test_export_plays_in_evaluate_exactly(learned: CountTableAgent, tmp_path: Path, capsys) -> None:
@@ -137,11 +120,7 @@ def test_bets_parsing() -> None:
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, capsys, argv: list[str], says: str) -> None:
-    out = tmp_path / "run"
-    assert train_main(["--env", "shoe", *argv, "--out", str(out), "--no-progress"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and says in err, err
-    assert not out.exists()
+    assert_refused_in_one_line(["--env", "shoe", *argv], says, tmp_path, capsys)
 
 
 def test_shoe_options_need_env_shoe(tmp_path: Path, capsys) -> None:
@@ -149,24 +128,11 @@ def test_shoe_options_need_env_shoe(tmp_path: Path, capsys) -> None:
     assert "only with --env shoe" in capsys.readouterr().err
 
 
-def _rows(run: Path) -> list[dict[str, str]]:
-    with (run / "metrics.csv").open() as f:
-        return [{k: v for k, v in row.items() if k != "wall_s"} for row in csv.DictReader(f)]
-
-
 def test_cli_run_resumes_exactly_and_writes_its_strategies(tmp_path: Path) -> None:
     """A run in two halves (--resume) equals one uninterrupted run: statistics, strategy, curve."""
-    whole, halves = tmp_path / "whole", tmp_path / "halves"
     common = ["--env", "shoe", "--set", "penetration=0.75", "--chunk-steps", "16384", "--seed", "2"]
     common += ["--eval-every", "32768", "--eval-rounds", "20000", "--no-progress"]
-    assert train_main([*common, "--steps", "65536", "--out", str(whole)]) == 0
-    assert train_main([*common, "--steps", "32768", "--out", str(halves)]) == 0
-    assert train_main(["--out", str(halves), "--resume", "--steps", "65536", "--no-progress"]) == 0
-    with np.load(whole / "count_table.npz") as a, np.load(halves / "count_table.npz") as b:
-        for key in a.files:
-            assert np.array_equal(a[key], b[key]), key
-    assert (whole / "counting-strategy.json").read_text() == (halves / "counting-strategy.json").read_text()
-    assert _rows(whole) == _rows(halves) and [int(r["step"]) for r in _rows(whole)] == [0, 32768, 65536]
+    whole = assert_cli_run_resumes_exactly(common, 32768, tmp_path, "count_table.npz", "counting-strategy.json")
     baseline = CountingStrategy.load(whole / "hilo-i18-fab4-ev-max.json")
     assert {bet for _, bet in baseline.ramp} <= {1.0, 8.0}  # the EV-maximising use of 1..8: its ends
 

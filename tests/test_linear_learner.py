@@ -5,13 +5,17 @@ input is one line, exit 2, nothing written."""
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from chunk_learners import (
+    assert_cli_run_resumes_exactly,
+    assert_refused_in_one_line,
+    assert_resume_equals_uninterrupted,
+)
 
 from blackjack_env.agents import load_agent
 from blackjack_env.agents.linear import LinearAgent
@@ -95,26 +99,9 @@ def test_a_model_valuing_the_chart_plays_it_exactly() -> None:
 def test_resume_equals_uninterrupted_and_same_seed_same_run(tmp_path: Path) -> None:
     rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
 
-    def fresh(seed: int = 7) -> LinearAgent:
-        return LinearAgent(rules, bets=(1, 2), seats=3, seat=-1, seed=seed, chunk_rounds=1 << 13)
-
-    whole = fresh()
-    for _ in range(4):
-        whole.learn_chunk()
-    half = fresh()
-    for _ in range(2):
-        half.learn_chunk()
-    half.save(tmp_path)
-    resumed = LinearAgent.load(tmp_path)
-    for _ in range(2):
-        resumed.learn_chunk()
-    for name in LinearAgent._STATS:
-        assert np.array_equal(getattr(whole, name), getattr(resumed, name)), name
-    assert (whole.rounds, whole.chunks, whole.decisions) == (resumed.rounds, resumed.chunks, resumed.decisions)
-    first, again, other = fresh(), fresh(), fresh(8)
-    for agent in (first, again, other):
-        agent.learn_chunk()
-    assert np.array_equal(first.xtx, again.xtx) and not np.array_equal(first.xtx, other.xtx)
+    assert_resume_equals_uninterrupted(
+        lambda seed: LinearAgent(rules, bets=(1, 2), seats=3, seat=-1, seed=seed, chunk_rounds=1 << 13), tmp_path
+    )
 
 
 def _digest(agent: LinearAgent, names: tuple[str, ...]) -> str:
@@ -281,21 +268,11 @@ def test_bad_model_file_is_one_line(tmp_path: Path, capsys) -> None:
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, capsys, argv: list[str], says: str) -> None:
-    out = tmp_path / "run"
-    assert train_main(["--algo", "linear", *argv, "--out", str(out), "--no-progress"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and says in err, err
-    assert not out.exists()
-
-
-def _rows(run: Path) -> list[dict[str, str]]:
-    with (run / "metrics.csv").open() as f:
-        return [{k: v for k, v in row.items() if k != "wall_s"} for row in csv.DictReader(f)]
+    assert_refused_in_one_line(["--algo", "linear", *argv], says, tmp_path, capsys)
 
 
 def test_cli_run_resumes_exactly(tmp_path: Path) -> None:
     """A run in two halves (--resume) equals one uninterrupted run: statistics, model, curve."""
-    whole, halves = tmp_path / "whole", tmp_path / "halves"
     common = ["--env", "shoe", "--algo", "linear", *ARGV_RULES, "--seats", "2", "--seat", "all"]
     common += [
         "--chunk-steps",
@@ -308,11 +285,4 @@ def test_cli_run_resumes_exactly(tmp_path: Path) -> None:
         "10000",
         "--no-progress",
     ]
-    assert train_main([*common, "--steps", "32768", "--out", str(whole)]) == 0
-    assert train_main([*common, "--steps", "16384", "--out", str(halves)]) == 0
-    assert train_main(["--out", str(halves), "--resume", "--steps", "32768", "--no-progress"]) == 0
-    with np.load(whole / "linear_stats.npz") as a, np.load(halves / "linear_stats.npz") as b:
-        for key in a.files:
-            assert np.array_equal(a[key], b[key]), key
-    assert (whole / "linear-model.json").read_text() == (halves / "linear-model.json").read_text()
-    assert _rows(whole) == _rows(halves) and [int(r["step"]) for r in _rows(whole)] == [0, 16384, 32768]
+    assert_cli_run_resumes_exactly(common, 16384, tmp_path, "linear_stats.npz", "linear-model.json")

@@ -3,7 +3,7 @@
 The schedule is fixed by the run's seed and ``sync_chunks`` (G) alone, never by the backend or the
 worker count: the chunks fall into refresh periods beginning at chunks 0, 1, 2, 4, ... (doubling) up
 to G and then every G chunks; every chunk of a period plays with the policy of the statistics merged
-before the period began, with its own seed words (:func:`blackjack_env.agents.count_kernel.chunk_words`),
+before the period began, with its own seed words (:func:`blackjack_env.agents.chunk_agent.chunk_words`),
 and the chunks' statistics are merged on the driver in chunk order. So the same seed gives the same
 statistics, bit for bit, with one worker or many, here or on a Ray cluster. G = 1 is the learners'
 own ``learn_chunk`` loop (every chunk sees every chunk before it); a larger G lets up to G chunks run
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from blackjack_env.agents.base import ChunkAgent
-from blackjack_env.agents.count_kernel import chunk_words
+from blackjack_env.agents.chunk_agent import chunk_words
 from blackjack_env.parallel import Workers
 
 BACKENDS = ("local", "ray")
