@@ -13,9 +13,10 @@ settings its ``agent.json`` keeps.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,10 @@ from .shoe_game import check_table
 #: and their decisions, then the learner's own tallies (``ChunkLearnerAgent._TALLIES``).
 T_ROUNDS, T_SUM, T_DECISIONS = 0, 1, 2
 
-_Agent = TypeVar("_Agent", bound="ChunkLearnerAgent")
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:  # pragma: no cover - Python 3.10 (gymnasium depends on typing_extensions)
+    from typing_extensions import Self
 
 
 def chunk_words(seed: int, index: int) -> np.ndarray:
@@ -127,7 +131,7 @@ class ChunkLearnerAgent:
         raise NotImplementedError
 
     @classmethod
-    def _from_manifest(cls: type[_Agent], path: str | Path, manifest: Mapping[str, Any]) -> _Agent:
+    def _from_manifest(cls, path: str | Path, manifest: Mapping[str, Any]) -> Self:
         """A new agent of the settings ``manifest`` (agent.json) holds, its statistics still empty."""
         raise NotImplementedError
 
@@ -197,7 +201,7 @@ class ChunkLearnerAgent:
         write_json(path / AGENT_FILE, {"kind": self.kind, "rules": self.rules.to_dict(), **self._settings()})
 
     @classmethod
-    def load(cls: type[_Agent], path: str | Path) -> _Agent:
+    def load(cls, path: str | Path) -> Self:
         """The agent saved in ``path``, statistics and counters included (it continues exactly)."""
         agent = cls._from_manifest(path, read_manifest(path))
         with np.load(Path(path) / cls.stats_file) as data:
