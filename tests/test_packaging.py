@@ -56,6 +56,15 @@ def test_the_wheel_ships_the_license_and_the_one_version(wheel: Path) -> None:
     assert "License-Expression: MIT" in archive.read(metadata).decode()
 
 
+def test_the_wheel_ships_every_presets_solution(wheel: Path) -> None:
+    """The presets' solutions travel with the package (a preset's first solve compiles no solver)."""
+    from blackjack_env.rules import PRESETS
+
+    names = zipfile.ZipFile(wheel).namelist()
+    shipped = {Path(name).stem for name in names if name.startswith("blackjack_env/solver/bundled/")}
+    assert shipped == set(PRESETS)
+
+
 def test_the_wheel_has_one_top_level_package(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     top_level = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
