@@ -174,6 +174,14 @@ def set_seat_policy(st, s, p):
 
 
 # ============================================================================= Python's view
+def seat_outcome_fields(st: np.ndarray, s: int) -> tuple[int, int, int]:
+    """Seat s's (hands this round, insurance state, whether it plays), read as one list: every
+    episode's summary reads them, where a ``View`` and a dict of the whole block cost more."""
+    base = E.S_SEAT_BASE + s * E.SEAT_FIELDS
+    block = st[base : base + E.SEAT_FIELDS].tolist()
+    return block[E.SEAT_NUM_HANDS], block[E.SEAT_INS], block[E.SEAT_ACTIVE]
+
+
 def _slot(index: int, doc: str) -> Any:
     """A read-write property over one slot of ``View.st`` (of every table of a batch)."""
 

@@ -15,7 +15,7 @@ import numpy as np
 from . import engine as E
 from .cards import card_names
 from .rules import MAX_HANDS
-from .slots import View
+from .slots import View, seat_outcome_fields
 
 _STATUS_NAMES = {
     E.HS_WAIT: "waiting",
@@ -42,13 +42,12 @@ def seat_summary(st: np.ndarray, hands: np.ndarray, res: np.ndarray, s: int) -> 
     """Seat s's hands, insurance and result (per unit of its bet), from its block (read as Python
     lists once: this runs at the end of every episode); the single envs' and the PettingZoo
     table's round summaries."""
-    block = View(st).seat(s)
-    n_hands = block["hands"]
+    n_hands, insurance, active = seat_outcome_fields(st, s)
     rows = hands[s * MAX_HANDS : s * MAX_HANDS + n_hands].tolist()
     results = res[s * E.RES_SIZE : (s + 1) * E.RES_SIZE].tolist()
     return {
         "seat": s,
-        "playing": bool(block["active"]),
+        "playing": bool(active),
         "hands": [
             {
                 "cards": card_names(row[E.H_CARDS : E.H_CARDS + row[E.H_N]]),
@@ -62,7 +61,7 @@ def seat_summary(st: np.ndarray, hands: np.ndarray, res: np.ndarray, s: int) -> 
             for i, row in enumerate(rows)
         ],
         "insurance": results[E.RES_INSURANCE],
-        "insurance_state": _INSURANCE_NAMES[block["insurance"]],
+        "insurance_state": _INSURANCE_NAMES[insurance],
         "result": results[E.RES_TOTAL],
     }
 
