@@ -38,7 +38,7 @@ from blackjack_env.rules import Rules
 from blackjack_env.strategy import StrategyTable
 from blackjack_env.vector import BlackjackShoeVectorEnv, BlackjackVectorEnv
 
-from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, round_postfix, round_summary, shoe_postfix
+from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, RoundPlay, round_summary, shoe_postfix
 from .shoe_ppo import ShoeNetEvaluation
 
 TRAINING_FILE = "batch_ppo_training.pkl"  # the tables mid-round, the optimiser, the generator: --resume
@@ -219,7 +219,7 @@ def update(
 
 
 # ---------------------------------------------------------------------------- 4. the learner blackjack-train drives
-class BatchPPOLearner:
+class BatchPPOLearner(RoundPlay):
     """Rollouts and updates in slices between evaluations; a rollout is the unit of checkpoints
     (a :class:`~blackjack_env.train.learner.Learner` of the one-round game)."""
 
@@ -272,22 +272,6 @@ class BatchPPOLearner:
 
     def train_scalars(self) -> dict[str, float]:
         return {"train/episode_return": self.mean_return, **{f"train/{k}": v for k, v in self.losses.items()}}
-
-    def table(self) -> StrategyTable:
-        return self.agent.to_table()
-
-    def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
-        assert self.game is not None
-        return self.game.evaluate(self.table(), rounds, seed)
-
-    def postfix(self, row: Mapping[str, float]) -> dict[str, str]:
-        return round_postfix(row)
-
-    def plan(self, total: int) -> str:
-        return ""
-
-    def close(self) -> None:
-        pass
 
     def summary(self, last: Mapping[str, float], wall_s: float, out: Path) -> str:
         return round_summary("batch-ppo", self.steps, last, wall_s, out)

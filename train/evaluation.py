@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
@@ -71,6 +72,31 @@ class RoundGame:
 
     def evaluate(self, table: StrategyTable, rounds: int, seed: int) -> dict[str, float]:
         return evaluate_table(self.rules, table, self.solution, rounds, seed)
+
+
+class RoundPlay:
+    """What every learner of the one-round game does alike (a base over its ``agent`` and ``game``):
+    its policy is its agent's strategy table, evaluated by :class:`RoundGame`; the progress bar shows
+    the exact gap; it prints no budget line and starts nothing to release."""
+
+    agent: Any
+    game: RoundGame | None
+
+    def table(self) -> StrategyTable:
+        return self.agent.to_table()
+
+    def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
+        assert self.game is not None
+        return self.game.evaluate(self.table(), rounds, seed)
+
+    def postfix(self, row: Mapping[str, float]) -> dict[str, str]:
+        return round_postfix(row)
+
+    def plan(self, total: int) -> str:
+        return ""
+
+    def close(self) -> None:
+        pass
 
 
 def round_postfix(row: Mapping[str, float]) -> dict[str, str]:

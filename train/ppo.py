@@ -10,9 +10,8 @@ from typing import Any
 
 from blackjack_env.agents.ppo import LinearDecay, PPOAgent, make_vec_env
 from blackjack_env.rules import Rules
-from blackjack_env.strategy import StrategyTable
 
-from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, round_postfix, round_summary
+from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, RoundPlay, round_summary
 
 LR_SCHEDULES = ("constant", "linear")
 
@@ -54,7 +53,7 @@ def layer_widths(text: str) -> tuple[int, ...]:
     return hidden
 
 
-class PPOLearner:
+class PPOLearner(RoundPlay):
     """MaskablePPO in slices between evaluations; SB3's logger writes to out/tb/ppo."""
 
     columns: tuple[str, ...] = METRIC_COLUMNS
@@ -122,28 +121,12 @@ class PPOLearner:
                 self.agent.model.lr_schedule = LinearDecay(self.config.learning_rate, self.config.total_steps, target)
             self.agent.model.learn(target - self.steps, callback=Tick(), reset_num_timesteps=False)
 
-    def table(self) -> StrategyTable:
-        return self.agent.to_table()
-
-    def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
-        assert self.game is not None
-        return self.game.evaluate(self.table(), rounds, seed)
-
     def train_scalars(self) -> dict[str, float]:
         return {}
-
-    def postfix(self, row: Mapping[str, float]) -> dict[str, str]:
-        return round_postfix(row)
-
-    def plan(self, total: int) -> str:
-        return ""
 
     def save(self, out: Path) -> None:
         self.agent.save(out)
         self.agent.save_training_state(out)
-
-    def close(self) -> None:
-        pass
 
     def summary(self, last: Mapping[str, float], wall_s: float, out: Path) -> str:
         return round_summary("ppo", self.steps, last, wall_s, out)

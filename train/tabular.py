@@ -9,9 +9,8 @@ from pathlib import Path
 
 from blackjack_env.agents.tabular import TabularAgent
 from blackjack_env.rules import Rules
-from blackjack_env.strategy import StrategyTable
 
-from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, round_postfix, round_summary
+from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, RoundPlay, round_summary
 
 
 @dataclass(frozen=True)
@@ -24,7 +23,7 @@ class TabularConfig:
     reward: str = "sampled"
 
 
-class TabularLearner:
+class TabularLearner(RoundPlay):
     """The tabular learner (see :class:`~blackjack_env.train.learner.Learner`)."""
 
     columns: tuple[str, ...] = METRIC_COLUMNS
@@ -50,26 +49,11 @@ class TabularLearner:
             _, self.behaviour_ev = self.agent.learn_chunk()
             progress(self.agent.steps - before)
 
-    def table(self) -> StrategyTable:
-        return self.agent.to_table()
-
-    def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
-        return self.game.evaluate(self.table(), rounds, seed)
-
     def train_scalars(self) -> dict[str, float]:
         return {"train/behaviour_ev": self.behaviour_ev}
 
-    def postfix(self, row: Mapping[str, float]) -> dict[str, str]:
-        return round_postfix(row)
-
-    def plan(self, total: int) -> str:
-        return ""
-
     def save(self, out: Path) -> None:
         self.agent.save(out)
-
-    def close(self) -> None:
-        pass
 
     def summary(self, last: Mapping[str, float], wall_s: float, out: Path) -> str:
         return round_summary("tabular", self.steps, last, wall_s, out)
