@@ -410,10 +410,7 @@ class BlackjackEnv(gym.Env):
         return stacked_codes(self.rules, options["cards"], self._max_stacked(), self._stack_unit)
 
     def _load_stack(self, codes: list[int]) -> None:
-        if codes:
-            load_stack(self._st, self.rules, codes)
-        else:  # every unstacked reset: the two slot writes alone
-            self._view.stack(codes)
+        load_stack(self._st, self.rules, codes)
 
     def _action_names(self) -> list[str]:
         return [a.name for a in Action]

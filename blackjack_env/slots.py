@@ -82,7 +82,7 @@ def unseen_cards(st):
 @njit(cache=True, _nrt=False)
 def hilo_state(st):
     """(Hi-Lo running count, cards unseen) in one compiled call: a shoe env's info reads both on
-    every step, which through Python's reads costs the step a fifth of its time."""
+    every step, and Python's slot reads and sum beside a compiled count cost that step more."""
     unseen = np.int64(st[E.S_HOLE_HIDDEN] != 0)
     for code in range(1, 14):
         unseen += st[E.S_COUNTS + code]
@@ -174,11 +174,17 @@ def set_seat_policy(st, s, p):
 
 
 # ============================================================================= Python's view
-def seat_outcome_fields(st: np.ndarray, s: int) -> tuple[int, int, int]:
-    """Seat s's (hands this round, insurance state, whether it plays), read as one list: every
-    episode's summary reads them, where a ``View`` and a dict of the whole block cost more."""
+def _seat_block(st: np.ndarray, s: int) -> list[int]:
+    """Seat s's block of one table's state as Python ints (plain arithmetic: a compiled call from
+    Python would compile)."""
     base = E.S_SEAT_BASE + s * E.SEAT_FIELDS
-    block = st[base : base + E.SEAT_FIELDS].tolist()
+    return st[base : base + E.SEAT_FIELDS].tolist()
+
+
+def seat_outcome_fields(st: np.ndarray, s: int) -> tuple[int, int, int]:
+    """Seat s's (hands this round, insurance state, whether it plays): what every episode's summary
+    reads, without a ``View`` and a dict of the whole block."""
+    block = _seat_block(st, s)
     return block[E.SEAT_NUM_HANDS], block[E.SEAT_INS], block[E.SEAT_ACTIVE]
 
 
@@ -200,7 +206,7 @@ def _slot(index: int, doc: str) -> Any:
 class View:
     """Named slots of a table's state for Python code: ``View(st).phase``, ``View(st).agent = 2``.
 
-    ``st`` is one table's state (a property reads a numpy scalar) or a batch's, one row a table (a
+    ``st`` is one table's state (a property reads a Python int) or a batch's, one row a table (a
     property reads, and writes, a column)."""
 
     __slots__ = ("st",)
@@ -245,19 +251,10 @@ class View:
             st.item(E.S_DEALER_ACES),
         )
 
-    def dealer_cards(self) -> list[int]:
-        """The dealer's card codes, hole card included."""
-        return self.st[E.S_DEALER : E.S_DEALER + self.st.item(E.S_DEALER_N)].tolist()
-
-    def dealer_hand(self) -> tuple[int, int]:
-        """The dealer's (hard total, aces)."""
-        return self.st.item(E.S_DEALER_HARD), self.st.item(E.S_DEALER_ACES)
-
     def seat(self, s: int) -> dict[str, int]:
         """Seat s's block: its ``hands`` (count), current ``row``, ``insurance`` state, ``natural``,
         ``active`` (it plays this round) and ``policy``."""
-        base = E.S_SEAT_BASE + s * E.SEAT_FIELDS  # (plain arithmetic: a compiled call from Python compiles)
-        block = self.st[base : base + E.SEAT_FIELDS].tolist()
+        block = _seat_block(self.st, s)
         return {
             "hands": block[E.SEAT_NUM_HANDS],
             "row": block[E.SEAT_CUR],

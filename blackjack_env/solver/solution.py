@@ -62,12 +62,17 @@ def cache_dir() -> Path:
     return Path(env) if env else cache_root() / "solver"
 
 
+def _analysis_fields(rules: Rules) -> dict[str, Any]:
+    """The rules' fields a fresh-shoe analysis reads: all but penetration."""
+    fields = rules.to_dict()
+    fields.pop("penetration", None)
+    return fields
+
+
 def rules_key(rules: Rules) -> str:
     """Cache key of a solution: every field that changes a fresh-shoe analysis (penetration does not)
     and the code that computes it (``code_key``), so changed code never reads an old result."""
-    fields = rules.to_dict()
-    fields.pop("penetration", None)
-    text = json.dumps({"code": code_key(__name__), "rules": fields}, sort_keys=True)
+    text = json.dumps({"code": code_key(__name__), "rules": _analysis_fields(rules)}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -316,13 +321,6 @@ class Solution:
 #: The presets' solutions ship with the package (``tools/bundle_solutions.py`` writes them; a test holds
 #: each to a fresh analysis bit for bit), so a preset game's first ``solve`` compiles no solver kernel.
 BUNDLE_DIR = Path(__file__).resolve().parent / "bundled"
-
-
-def _analysis_fields(rules: Rules) -> str:
-    """The fields a fresh-shoe analysis reads (penetration does not), as one comparable text."""
-    fields = rules.to_dict()
-    fields.pop("penetration", None)
-    return json.dumps(fields, sort_keys=True)
 
 
 def bundled_solution(rules: Rules) -> Solution | None:
