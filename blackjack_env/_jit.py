@@ -10,6 +10,13 @@ a constant argument as its value (``seat_slot(0, 5)`` as ``Literal[int](0), Lite
 compiles a copy of the callee, and of everything it calls, for each constant; the env's first step
 compiled seat_slot 12 times. LLVM still folds the constants once it inlines the callee. A narrower
 integer argument is passed as int64 for the same reason (one copy, not one per integer width).
+
+A kernel called from another kernel is also compiled without the two wrappers numba gives every
+kernel by default, one that Python calls it through (unboxing each array) and one for C callers:
+only the kernels Python calls need them, and leaving them out of the others takes about an eighth
+off an env's first compile (``benchmarks/first_step.py``). That copy is a twin dispatcher of the
+same function (``_KernelTwin``), made on the first kernel-to-kernel call and cached under its own
+name, so a Python call never lands on a copy without its wrapper.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from types import FunctionType
 from typing import Any
 
 from ._source import use_numba_cache
@@ -27,6 +35,7 @@ CACHE_FOLDER = use_numba_cache()
 
 import numba  # noqa: E402  (after the locator: see the module's docstring)
 from numba.core import types  # noqa: E402
+from numba.core.caching import NullCache  # noqa: E402
 from numba.core.registry import CPUDispatcher  # noqa: E402
 
 
@@ -40,13 +49,41 @@ def _call_type(arg: Any) -> Any:
     return arg
 
 
+#: The suffix of a kernel twin's qualified name: its own entries in numba's cache.
+TWIN_SUFFIX = ".kernel"
+
+
+def _twin_of(kernel: CPUDispatcher) -> CPUDispatcher:
+    """The copy of ``kernel`` that other kernels call: the same code and options, no Python or C wrapper."""
+    function = kernel.py_func
+    code, defaults, closure = function.__code__, function.__defaults__, function.__closure__
+    twin = FunctionType(code, function.__globals__, function.__name__, defaults, closure)
+    twin.__qualname__ = function.__qualname__ + TWIN_SUFFIX
+    twin.__doc__ = function.__doc__
+    options = {key: value for key, value in kernel.targetoptions.items() if key != "nopython"}  # njit's own
+    options.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+    return numba.njit(cache=not isinstance(kernel._cache, NullCache), **options)(twin)
+
+
 class _TypeDispatcher(CPUDispatcher):
-    """numba's CPU dispatcher, compiling a kernel-to-kernel call for its arguments' types, not their values."""
+    """numba's CPU dispatcher, for Python's calls; a kernel-to-kernel call goes to its twin (``_twin_of``),
+    compiled for the arguments' types, not their values."""
+
+    _twin: CPUDispatcher | None = None
+
+    def _kernel_twin(self) -> CPUDispatcher:
+        if self._twin is None:
+            self._twin = _twin_of(self)
+        return self._twin
 
     def get_call_template(self, args: Any, kws: Any) -> Any:
-        return super().get_call_template(
+        return self._kernel_twin().get_call_template(
             tuple(_call_type(arg) for arg in args), {key: _call_type(arg) for key, arg in kws.items()}
         )
+
+    def get_overload(self, sig: Any) -> Any:
+        """The twin's compiled function: what a kernel-to-kernel call (typed by ``get_call_template``) links."""
+        return self._kernel_twin().get_overload(sig)
 
 
 def njit(*args: Any, **options: Any) -> Any:
@@ -69,7 +106,7 @@ def njit(*args: Any, **options: Any) -> Any:
 NOTICE_AFTER_SECONDS = 1.0
 
 #: What compiling an env's kernels takes, said while it happens (``benchmarks/first_step.py``, cold).
-COMPILE_ESTIMATE = "about 10-15 s of CPU"
+COMPILE_ESTIMATE = "about 8-10 s of CPU"
 
 _noticed = threading.Event()  # one notice a process: later kernels compile while the user already knows
 

@@ -121,19 +121,25 @@ def policy_decision(policies, counting, p, st, hands, mask):
 def play_until(table, policies, action, stop_seat, at_table):
     """Deal a round (``action`` < 0) or apply the stop seat's ``action``, then let the seats'
     policies act (each seat the policy its block names) until ``stop_seat`` must decide (any seat,
-    when it is ``EVERY_SEAT``) or the round is over. One call site each of ``start_round`` and
-    ``step_round``, so both inline once. ``at_table``: the round's kind (``engine.table_kind``)."""
-    st, hands = table.st, table.hands
-    if action < 0:
-        E.start_round(st, hands, table.shoe, table.res, at_table)
+    when it is ``EVERY_SEAT``) or the round is over. ``at_table``: the round's kind (``engine.table_kind``)."""
+    st = table.st
     while True:
-        if action >= 0:
-            E.step_round(st, hands, table.shoe, table.rv, table.res, action, at_table)
+        play_action(table, action, at_table)
         seat = E.acting_seat(st, at_table)
         if st[E.S_PHASE] == E.P_OVER or seat == stop_seat or stop_seat == EVERY_SEAT:
             return
         p = st[E.seat_slot(seat, E.SEAT_POLICY)]
-        action = policy_decision(policies, policies.counting, p, st, hands, table.mask)
+        action = policy_decision(policies, policies.counting, p, st, table.hands, table.mask)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def play_action(table, action, at_table):
+    """Deal a round (``action`` < 0) or apply the acting seat's ``action``: one call site each of
+    ``start_round`` and ``step_round``, so both inline once."""
+    if action < 0:
+        E.start_round(table.st, table.hands, table.shoe, table.res, at_table)
+    else:
+        E.step_round(table.st, table.hands, table.shoe, table.rv, table.res, action, at_table)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
@@ -206,7 +212,10 @@ def env_advance(table, policies, action, bets, at_table):
         if not playing:
             stop = NO_SEAT  # the round is played by the others alone
         action = -1
-    play_until(table, policies, action, stop, at_table)
+    if at_table is None:  # the lone seat is the agent's and always plays (no bet of 0 alone): it acts
+        play_action(table, action, at_table)  # next or the round is over, and no policy is compiled
+    else:
+        play_until(table, policies, action, stop, at_table)
     reward = 0.0
     over = st[E.S_PHASE] == E.P_OVER
     if over and st[E.seat_slot(agent, E.SEAT_ACTIVE)]:

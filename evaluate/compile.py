@@ -2,7 +2,7 @@
 simulation and a test run start from numba's disk cache.
 
 numba compiles a kernel the first time it is called and caches it on disk; with an empty cache the
-first step of an env costs about 10-15 s of CPU, the first simulation more. This command makes those
+first step of an env costs about 8-10 s of CPU, the first simulation more. This command makes those
 first calls up front, one part at a time, and says what each took: run it once after installing
 (or after changing the engine), e.g. before opening a notebook or running the tests (CI does). What it
 compiles is what a first user meets: both envs' first step, the native vector env, the simulator

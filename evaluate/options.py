@@ -33,7 +33,7 @@ from .runner import RunOutcome, default_workers
 #: What a first compile of a simulation kernel takes on a 2-core machine, cold caches (8 s measured
 #: idle, 20-24 s busy, 5 minutes at a load average of 9; the docs' speed results): said before the
 #: compile so that a silent wait has a reason.
-COMPILE_ESTIMATE = "about 10-30 s on 2 cores, minutes on a busy machine"
+COMPILE_ESTIMATE = "about 10-20 s on 2 cores, minutes on a busy machine"
 
 
 class CliError(Exception):
