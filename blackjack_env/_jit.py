@@ -53,7 +53,7 @@ def _call_type(arg: Any) -> Any:
 TWIN_SUFFIX = ".kernel"
 
 
-def _twin_of(kernel: CPUDispatcher) -> CPUDispatcher:
+def _twin_of(kernel: Any) -> Any:
     """The copy of ``kernel`` that other kernels call: the same code and options, no Python or C wrapper."""
     function = kernel.py_func
     code, defaults, closure = function.__code__, function.__defaults__, function.__closure__
@@ -69,12 +69,12 @@ class _TypeDispatcher(CPUDispatcher):
     """numba's CPU dispatcher, for Python's calls; a kernel-to-kernel call goes to its twin (``_twin_of``),
     compiled for the arguments' types, not their values."""
 
-    _twin: CPUDispatcher | None = None
+    _twin_kernel: Any = None
 
-    def _kernel_twin(self) -> CPUDispatcher:
-        if self._twin is None:
-            self._twin = _twin_of(self)
-        return self._twin
+    def _kernel_twin(self) -> Any:
+        if self._twin_kernel is None:
+            self._twin_kernel = _twin_of(self)
+        return self._twin_kernel
 
     def get_call_template(self, args: Any, kws: Any) -> Any:
         return self._kernel_twin().get_call_template(
