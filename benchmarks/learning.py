@@ -3,7 +3,7 @@
     python benchmarks/learning.py --algo tabular --steps 2e9 --eval-every 1e8 --out runs/bench-tabular
     python benchmarks/learning.py --algo ppo --steps 2e6 --eval-every 1e5 --eval-rounds 4e5 --out runs/bench-ppo
     python benchmarks/learning.py --summarize runs/bench-ppo          # a finished blackjack-train run
-    python benchmarks/learning.py --plot curves.png runs/a runs/b     # exact-gap curves of finished runs
+    python benchmarks/learning.py --plot curves.png runs/a runs/b     # exact-gap curves (steps, wall time)
     python benchmarks/learning.py --plot-shoe ppo.png runs/ppo-shoe   # a --env shoe --algo ppo run's curve
 
 Trains with ``blackjack-train`` (any of its flags after ``--``), then plays the final policy
@@ -30,7 +30,7 @@ from blackjack_env.solver import solve
 from blackjack_env.train.cli import main as train_main
 from blackjack_env.train.evaluation import evaluate_table
 
-TARGETS_PP = (0.05, 0.15)
+TARGETS_PP = (0.02, 0.05, 0.15)
 
 
 def first_within(rows: list[dict[str, float]], key: str, target_pp: float) -> dict[str, float] | None:
@@ -102,14 +102,14 @@ def print_summary(s: dict) -> None:
 
 
 def run_label(run: Path) -> str:
-    """What sets a run apart: its learner and the settings that differ from the defaults (a folder
-    without config.json: its name)."""
-    from blackjack_env.train.cli import Args
+    """What sets a run apart: its learner and the settings that differ from that learner's defaults (a
+    folder without config.json: its name)."""
+    from blackjack_env.train.cli import build_parser, resolve_args
 
     if not (run / "config.json").is_file():
         return run.name
     config = json.loads((run / "config.json").read_text())["args"]
-    defaults = dataclasses.asdict(Args())
+    defaults = dataclasses.asdict(resolve_args(build_parser().parse_args(["--algo", config["algo"]])))
     always = ["reward"] + (["ent_coef", "lr_schedule"] if config["algo"] == "ppo" else [])
     skip = {"algo", "out", "steps", "eval_every", "eval_rounds", "progress", "torch_threads", "seed", "chunk_steps"}
     changed = [k for k, v in config.items() if k not in skip and k not in always and v != defaults.get(k)]
@@ -118,26 +118,30 @@ def run_label(run: Path) -> str:
 
 
 def plot_curves(runs: list[Path], out: Path) -> None:
-    """The exact gap to basic strategy against env steps, one line per run, with the targets."""
+    """The exact gap to basic strategy against env steps and against wall time, one line per run, with
+    the targets."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, (by_steps, by_time) = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
     for run in runs:
         rows = [{k: float(v) for k, v in r.items()} for r in csv.DictReader((run / "metrics.csv").open())]
-        steps = [r["step"] / 1e6 for r in rows]
-        ax.plot(steps, [-100 * r["exact_ev_gap"] for r in rows], marker="o", markersize=3, label=run_label(run))
-    for target in TARGETS_PP:
-        ax.axhline(target, color="grey", linestyle=":", linewidth=1)
-    ax.set_yscale("log")
-    ax.set_xlabel("env steps (millions)")
-    ax.set_ylabel("exact EV gap to basic strategy (pp, log)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+        gaps = [-100 * r["exact_ev_gap"] for r in rows]
+        line = by_steps.plot([r["step"] / 1e6 for r in rows], gaps, marker="o", markersize=3, label=run_label(run))
+        by_time.plot([r["wall_s"] / 60 for r in rows], gaps, marker="o", markersize=3, color=line[0].get_color())
+    for ax, label in ((by_steps, "env steps (millions)"), (by_time, "wall time (minutes)")):
+        for target in TARGETS_PP:
+            ax.axhline(target, color="grey", linestyle=":", linewidth=1)
+        ax.set_yscale("log")
+        ax.set_ylim(0.01, 1)  # the first evaluations, a point or more behind, are left off
+        ax.set_xlabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    by_steps.set_ylabel("exact EV gap to basic strategy (pp, log)")
+    by_steps.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=100)
     print(f"wrote {out}")
 
 

@@ -98,6 +98,19 @@ def test_tabular_and_ppo_tables_are_the_runs_last_evaluations(tables: dict[str, 
     assert len(defaults) >= 4 and all(abs(float(row[4])) <= 0.15 for row in defaults)  # the page says so
 
 
+def test_batch_ppo_table_is_the_runs_last_evaluations(tables: dict[str, str]) -> None:
+    table = rows(tables["batch-ppo"])
+    assert {row[0].strip("`") for row in table} == {p.parent.name for p in RESULTS.glob("batch-ppo-*/metrics.csv")}
+    for row in table:
+        run = RESULTS / row[0].strip("`")
+        curve = R.read_csv(run / "metrics.csv")
+        config = json.loads((run / "config.json").read_text())["args"]
+        assert (row[1], row[2]) == (config["reward"], str(config["seed"]))
+        assert row[3] == f"{int(curve[-1]['step']):,}" and row[4] == f"{100 * curve[-1]['exact_ev_gap']:+.3f}"
+        reached = [r for r in curve if 100 * r["exact_ev_gap"] >= -0.05]
+        assert row[8] == (f"{int(reached[0]['step']):,} ({reached[0]['wall_s'] / 60:.1f} min)" if reached else "not reached")
+
+
 def test_learning_to_count_tables_are_the_results_files(tables: dict[str, str]) -> None:
     data = json.loads((RESULTS / "learning-to-count" / "results.json").read_text())
     flat = {row[0]: row for row in rows(tables["learning-to-count-flat"])}

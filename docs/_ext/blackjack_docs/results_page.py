@@ -241,6 +241,57 @@ def ppo(results: Path) -> str:
     return table(header, rows)
 
 
+BATCH_PPO_GLOB = "batch-ppo-*"
+
+
+def batch_ppo_runs(results: Path) -> list[Path]:
+    """The batch-PPO runs kept (each a metrics.csv and config.json), dealt reward first, by seed."""
+    runs = [p.parent for p in results.glob(f"{BATCH_PPO_GLOB}/metrics.csv")]
+    return sorted(runs, key=lambda run: (read_json(run / "config.json")["args"]["reward"] != "sampled", run.name))
+
+
+def first_step_within(curve: list[dict[str, float]], target_pp: float) -> str:
+    """The first evaluation whose exact gap is within target_pp points: its step and wall time."""
+    row = next((row for row in curve if 100 * row["exact_ev_gap"] >= -target_pp), None)
+    return "not reached" if row is None else f"{count(row['step'])} ({row['wall_s'] / 60:.1f} min)"
+
+
+def batch_ppo(results: Path) -> str:
+    rows = []
+    for run in batch_ppo_runs(results):
+        args = read_json(run / "config.json")["args"]
+        curve = read_csv(run / "metrics.csv")
+        last = curve[-1]
+        rows.append(
+            [
+                f"`{run.name}`",
+                args["reward"],
+                str(args["seed"]),
+                count(last["step"]),
+                f"{100 * last['exact_ev_gap']:+.3f}",
+                f"{100 * last['ev_gap']:+.3f} ({100 * last['ev_gap_low']:+.3f} .. {100 * last['ev_gap_high']:+.3f})",
+                f"{100 * last['agreement']:.1f}%",
+                first_step_within(curve, 0.15),
+                first_step_within(curve, 0.05),
+                f"{last['wall_s'] / 60:.1f}",
+            ]
+        )
+    eval_rounds = read_json(batch_ppo_runs(results)[0] / "config.json")["args"]["eval_rounds"]
+    header = [
+        "run",
+        "reward",
+        "seed",
+        "steps",
+        "exact gap, pp",
+        f"paired gap, pp (95% CI, {count(eval_rounds)} rounds)",
+        "agreement",
+        "first within 0.15 pp (exact): step (time)",
+        "first within 0.05 pp (exact): step (time)",
+        "wall min",
+    ]
+    return table(header, rows)
+
+
 # --- learning to count ---------------------------------------------------------------------------
 
 LEARNERS = {
@@ -479,6 +530,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "cut-card": cut_card,
     "tabular": tabular,
     "ppo": ppo,
+    "batch-ppo": batch_ppo,
     "learning-to-count-flat": learning_to_count_flat,
     "learning-to-count-bets": learning_to_count_bets,
     "learning-to-count-runs": learning_to_count_runs,
