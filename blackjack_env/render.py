@@ -126,7 +126,7 @@ def env_view(env: Any) -> TableView:
         views.append(seat_view(seat, seat.get("bet", 1.0), name, acting, you=mine))
     footer = [env.rules.describe()]
     if hasattr(env, "hilo_count"):
-        footer.append(count_line(env._st, env.rules.decks, len(env._shoe)))
+        footer.append(count_line(env._st, len(env._shoe)))
     if view.betting:
         footer.append("Your bet is due")
     return _view(env._st, views, footer)
@@ -138,7 +138,7 @@ def table_view(table: Any) -> TableView:
     over = View(table._st).phase == E.P_OVER
     footer = [table.rules.describe()]
     if not table.rules.infinite:
-        footer.append(count_line(table._st, table.rules.decks, len(table._shoe)))
+        footer.append(count_line(table._st, len(table._shoe)))
     if table.agents and table._betting >= 0:
         placed = ", ".join(
             f"{table.possible_agents[s]} bet {amount(table.bets[table._levels[s]])}" for s in range(table._betting)
@@ -149,7 +149,7 @@ def table_view(table: Any) -> TableView:
     return _view(table._st, seats, footer)
 
 
-def count_line(st: np.ndarray, decks: int, shoe_size: int) -> str:
+def count_line(st: np.ndarray, shoe_size: int) -> str:
     """The count and the shoe's depth in words: ``Hi-Lo running +3, true +1.2; 40 of 312 cards dealt``."""
     running, unseen = hilo_count(st)
     return (

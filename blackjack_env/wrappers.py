@@ -94,8 +94,9 @@ class DictObservation(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
 
 
 class DictObservationVector(VectorObservationWrapper):
-    """:class:`DictObservation` for the vector envs (``gymnasium.make_vec``): batched entries; a
-    finished table's mask is STAND alone (its next step is the autoreset, which ignores it)."""
+    """:class:`DictObservation` for the vector envs (``gymnasium.make_vec``, any vectorization mode):
+    batched entries; a finished table's mask is STAND alone (its next step is the autoreset, which
+    ignores it)."""
 
     def __init__(
         self,
@@ -115,7 +116,11 @@ class DictObservationVector(VectorObservationWrapper):
         return self._codec.encode(observations, self.action_masks())
 
     def action_masks(self) -> np.ndarray:
-        return self.env.unwrapped.action_masks()  # type: ignore[attr-defined]  # the package's envs have it
+        vector = self.env.unwrapped
+        if hasattr(vector, "action_masks"):  # the package's own vector env
+            return vector.action_masks()  # type: ignore[no-any-return]
+        # Gymnasium's sync or async vector env of single envs: each env's mask (a finished one's is STAND alone)
+        return np.stack(vector.call("action_masks"))
 
 
 __all__ = ["ENCODINGS", "DictObservation", "DictObservationVector"]

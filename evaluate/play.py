@@ -331,7 +331,7 @@ class Game:
         env = cast(BlackjackEnv, self.env.unwrapped)
         if not env._seeded:
             return "no cards dealt yet: the count is 0"
-        return count_line(env._st, self.rules.decks, len(env._shoe))
+        return count_line(env._st, len(env._shoe))
 
     def show_table(self) -> None:
         """The table with every bet and result of the player's in chips (the env's action list left out)."""

@@ -78,6 +78,23 @@ def test_vector_wrapper_batches_and_keeps_finished_tables_sampleable() -> None:
     np.testing.assert_array_equal(obs["action_mask"], envs.action_masks())
 
 
+def test_vector_wrapper_over_gymnasiums_sync_vector_env_matches_the_native_one() -> None:
+    """Any vectorization mode: over a SyncVectorEnv of single envs each env's own mask is read, and the
+    same seeds and actions give the same batches as over the native vector env."""
+    wrapped = {
+        mode: DictObservationVector(gym.make_vec(blackjack_env.ENV_ID, num_envs=4, vectorization_mode=mode))
+        for mode in ("sync", "vector_entry_point")
+    }
+    batches = {mode: envs.reset(seed=5)[0] for mode, envs in wrapped.items()}
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        np.testing.assert_array_equal(batches["sync"]["observations"], batches["vector_entry_point"]["observations"])
+        np.testing.assert_array_equal(batches["sync"]["action_mask"], batches["vector_entry_point"]["action_mask"])
+        assert (batches["sync"]["action_mask"].sum(axis=1) > 0).all()  # a finished env's: STAND alone
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in batches["sync"]["action_mask"]])
+        batches = {mode: envs.step(actions)[0] for mode, envs in wrapped.items()}
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
