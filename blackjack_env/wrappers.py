@@ -116,9 +116,9 @@ class DictObservationVector(VectorObservationWrapper):
         return self._codec.encode(observations, self.action_masks())
 
     def action_masks(self) -> np.ndarray:
-        vector = self.env.unwrapped
+        vector: Any = self.env.unwrapped
         if hasattr(vector, "action_masks"):  # the package's own vector env
-            return vector.action_masks()  # type: ignore[no-any-return]
+            return np.asarray(vector.action_masks())
         # Gymnasium's sync or async vector env of single envs: each env's mask (a finished one's is STAND alone)
         return np.stack(vector.call("action_masks"))
 
