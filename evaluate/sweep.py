@@ -301,7 +301,8 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     if not cells:
         raise CliError("interrupted before any round finished")
     if plot is not None:
-        subtitle = f"{rules.describe()}, {args.rounds:,} rounds per cell (each penetration: the same shoes for all)"
+        per_cell = f"{'up to ' if interrupted else ''}{args.rounds:,} rounds per cell"
+        subtitle = f"{rules.describe()}, {per_cell} (each penetration: the same shoes for all)"
         write_plot(cells, plot, args.overwrite, subtitle)
     return {
         "cells": cells,
@@ -479,8 +480,9 @@ def format_text(sweep: dict[str, Any]) -> str:
         ).rstrip()
 
     rules = Rules(**sweep["rules"])
+    per_cell = f"{'up to ' if sweep['interrupted'] else ''}{sweep['rounds']:,} rounds per cell"
     lines = [
-        f"sweep: {rules.describe()}, {sweep['rounds']:,} rounds per cell, seed {sweep['seed']}; each penetration "
+        f"sweep: {rules.describe()}, {per_cell}, seed {sweep['seed']}; each penetration "
         f"one run in which every policy is dealt the same shoes ({sweep['seconds']:.1f} s of simulation)",
         line(rows[0]),
         *(line(row) for row in rows[1:]),
