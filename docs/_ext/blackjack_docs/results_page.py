@@ -242,12 +242,43 @@ def ppo(results: Path) -> str:
 
 
 BATCH_PPO_GLOB = "batch-ppo-*"
+#: The run on batch-PPO's defaults that the others are told apart from.
+BATCH_PPO_REFERENCE = "batch-ppo-seed101"
+BATCH_PPO_SETTINGS = (
+    "steps",
+    "reward",
+    "ent_coef",
+    "explore_starts",
+    "n_envs",
+    "n_steps",
+    "batch_size",
+    "n_epochs",
+    "learning_rate",
+    "lr_schedule",
+    "gae_lambda",
+    "net_arch",
+)
+
+
+def batch_ppo_changes(run: Path, results: Path) -> str:
+    """The settings in which a run differs from the defaults' run, or "the defaults"."""
+    defaults = read_json(results / BATCH_PPO_REFERENCE / "config.json")["args"]
+    args = read_json(run / "config.json")["args"]
+    changed = [
+        f"`{key}` {args[key]:g}" if isinstance(args[key], float) else f"`{key}` {args[key]}"
+        for key in BATCH_PPO_SETTINGS
+        if args[key] != defaults[key]
+    ]
+    return ", ".join(changed) or "the defaults"
 
 
 def batch_ppo_runs(results: Path) -> list[Path]:
-    """The batch-PPO runs kept (each a metrics.csv and config.json), dealt reward first, by seed."""
+    """The batch-PPO runs kept (each a metrics.csv and config.json): the defaults' first, then by change and seed."""
     runs = [p.parent for p in results.glob(f"{BATCH_PPO_GLOB}/metrics.csv")]
-    return sorted(runs, key=lambda run: (read_json(run / "config.json")["args"]["reward"] != "sampled", run.name))
+    return sorted(
+        runs,
+        key=lambda run: (batch_ppo_changes(run, results) != "the defaults", batch_ppo_changes(run, results), run.name),
+    )
 
 
 def first_step_within(curve: list[dict[str, float]], target_pp: float) -> str:
@@ -265,7 +296,7 @@ def batch_ppo(results: Path) -> str:
         rows.append(
             [
                 f"`{run.name}`",
-                args["reward"],
+                batch_ppo_changes(run, results),
                 str(args["seed"]),
                 count(last["step"]),
                 f"{100 * last['exact_ev_gap']:+.3f}",
@@ -279,7 +310,7 @@ def batch_ppo(results: Path) -> str:
     eval_rounds = read_json(batch_ppo_runs(results)[0] / "config.json")["args"]["eval_rounds"]
     header = [
         "run",
-        "reward",
+        "settings other than the defaults",
         "seed",
         "steps",
         "exact gap, pp",
