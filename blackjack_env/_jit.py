@@ -15,7 +15,7 @@ A kernel called from another kernel is also compiled without the two wrappers nu
 kernel by default, one that Python calls it through (unboxing each array) and one for C callers:
 only the kernels Python calls need them, and leaving them out of the others takes about an eighth
 off an env's first compile (``benchmarks/first_step.py``). That copy is a twin dispatcher of the
-same function (``_KernelTwin``), made on the first kernel-to-kernel call and cached under its own
+same function (``_twin_of``), made on the first kernel-to-kernel call and cached under its own
 name, so a Python call never lands on a copy without its wrapper.
 """
 
@@ -59,7 +59,7 @@ def _twin_of(kernel: Any) -> Any:
     code, defaults, closure = function.__code__, function.__defaults__, function.__closure__
     twin = FunctionType(code, function.__globals__, function.__name__, defaults, closure)
     twin.__qualname__ = function.__qualname__ + TWIN_SUFFIX
-    twin.__doc__ = function.__doc__
+    twin.__kwdefaults__, twin.__doc__ = function.__kwdefaults__, function.__doc__
     options = {key: value for key, value in kernel.targetoptions.items() if key != "nopython"}  # njit's own
     options.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
     return numba.njit(cache=not isinstance(kernel._cache, NullCache), **options)(twin)

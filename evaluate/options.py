@@ -30,9 +30,9 @@ from . import runner
 from .policies import POLICY_CHOICES, basic_strategy_table, run_rules
 from .runner import RunOutcome, default_workers
 
-#: What a first compile of a simulation kernel takes on a 2-core machine, cold caches (8 s measured
-#: idle, 20-24 s busy, 5 minutes at a load average of 9; the docs' speed results): said before the
-#: compile so that a silent wait has a reason.
+#: What a first compile of a simulation kernel takes on a 2-core machine, cold caches (the quick start's
+#: first run: 11-11.5 s of CPU on an idle machine, ``benchmarks/first_step.py``; minutes at a high load
+#: average): said before the compile so that a silent wait has a reason.
 COMPILE_ESTIMATE = "about 10-20 s on 2 cores, minutes on a busy machine"
 
 

@@ -205,6 +205,17 @@ def ppo_changes(run: Path, defaults: dict[str, Any]) -> list[str]:
     return [f"`{k}` {args[k]}" for k in PPO_SETTINGS if k in args and args[k] != defaults[k]]
 
 
+def last_evaluation(curve: list[dict[str, float]]) -> list[str]:
+    """A run's last evaluation as table cells: its steps, exact gap, paired gap (95% CI) and agreement."""
+    last = curve[-1]
+    return [
+        count(last["step"]),
+        f"{100 * last['exact_ev_gap']:+.3f}",
+        f"{100 * last['ev_gap']:+.3f} ({100 * last['ev_gap_low']:+.3f} .. {100 * last['ev_gap_high']:+.3f})",
+        f"{100 * last['agreement']:.1f}%",
+    ]
+
+
 def ppo(results: Path) -> str:
     defaults = ppo_defaults(results)
     rows = []
@@ -218,10 +229,7 @@ def ppo(results: Path) -> str:
                 f"`{run.name}`",
                 ", ".join(ppo_changes(run, defaults)) or "the reference settings",
                 str(args["seed"]),
-                count(last["step"]),
-                f"{100 * last['exact_ev_gap']:+.3f}",
-                f"{100 * last['ev_gap']:+.3f} ({100 * last['ev_gap_low']:+.3f} .. {100 * last['ev_gap_high']:+.3f})",
-                f"{100 * last['agreement']:.1f}%",
+                *last_evaluation(curve),
                 count(within) if within is not None else "not reached",
                 f"{last['wall_s']:.0f}",
             ]
@@ -274,11 +282,8 @@ def batch_ppo_changes(run: Path, results: Path) -> str:
 
 def batch_ppo_runs(results: Path) -> list[Path]:
     """The batch-PPO runs kept (each a metrics.csv and config.json): the defaults' first, then by change and seed."""
-    runs = [p.parent for p in results.glob(f"{BATCH_PPO_GLOB}/metrics.csv")]
-    return sorted(
-        runs,
-        key=lambda run: (batch_ppo_changes(run, results) != "the defaults", batch_ppo_changes(run, results), run.name),
-    )
+    changes = {p.parent: batch_ppo_changes(p.parent, results) for p in results.glob(f"{BATCH_PPO_GLOB}/metrics.csv")}
+    return sorted(changes, key=lambda run: (changes[run] != "the defaults", changes[run], run.name))
 
 
 def first_step_within(curve: list[dict[str, float]], target_pp: float) -> str:
@@ -292,19 +297,15 @@ def batch_ppo(results: Path) -> str:
     for run in batch_ppo_runs(results):
         args = read_json(run / "config.json")["args"]
         curve = read_csv(run / "metrics.csv")
-        last = curve[-1]
         rows.append(
             [
                 f"`{run.name}`",
                 batch_ppo_changes(run, results),
                 str(args["seed"]),
-                count(last["step"]),
-                f"{100 * last['exact_ev_gap']:+.3f}",
-                f"{100 * last['ev_gap']:+.3f} ({100 * last['ev_gap_low']:+.3f} .. {100 * last['ev_gap_high']:+.3f})",
-                f"{100 * last['agreement']:.1f}%",
+                *last_evaluation(curve),
                 first_step_within(curve, 0.15),
                 first_step_within(curve, 0.05),
-                f"{last['wall_s'] / 60:.1f}",
+                f"{curve[-1]['wall_s'] / 60:.1f}",
             ]
         )
     eval_rounds = read_json(batch_ppo_runs(results)[0] / "config.json")["args"]["eval_rounds"]
