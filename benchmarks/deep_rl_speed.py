@@ -8,8 +8,8 @@ rollouts; configurations are measured alternately ``--repeats`` times and the me
 their ratio to the first (SB3's ``DummyVecEnv`` of 8 single envs, today's ``--algo ppo`` before
 it moved to the compiled VecEnv), since absolute times on a shared machine are noise. CPU seconds
 (this process's) are printed beside wall time, and the share of wall time spent collecting rollouts.
-The last row is ``--algo batch-ppo``'s whole loop (train/batch_ppo.py with its default config,
-``--batch-rollouts`` rollouts of 4096 tables x 16 steps) on the same torch threads.
+The last row is ``--algo batch-ppo``'s whole loop (train/batch_ppo.py with its default config and the
+game's default reward, ``--batch-rollouts`` rollouts of 4096 tables x 16 steps) on the same torch threads.
 
     python benchmarks/deep_rl_speed.py [--env round|shoe] [--n-envs 8,64,256,1024] [--repeats 3]
 """
@@ -98,10 +98,11 @@ def batch_rate(game: str, rollouts: int, seed: int) -> tuple[float, float, float
     from pathlib import Path
 
     from blackjack_env.train.batch_ppo import BatchPPOConfig, BatchPPOLearner, collect
+    from blackjack_env.train.registry import find
 
     rules = Rules().replace(penetration=0.75) if game == "shoe" else Rules()
     shoe = {"bets": [1.0, 2.0, 4.0, 8.0], "seats": 1, "seat": 0, "count_obs": "hilo"} if game == "shoe" else None
-    config = BatchPPOConfig(seed=seed)
+    config = BatchPPOConfig(seed=seed, reward=find("batch-ppo", game).default_reward)  # the game's default
     per_rollout = config.num_tables * config.num_steps
     with tempfile.TemporaryDirectory() as out:
         trainer = BatchPPOLearner(config, rules, Path(out), resume=False, shoe=shoe)

@@ -108,10 +108,25 @@ def test_batch_ppo_table_is_the_runs_last_evaluations(tables: dict[str, str]) ->
         defaults = json.loads((RESULTS / R.BATCH_PPO_REFERENCE / "config.json").read_text())["args"]
         changed = [key for key in R.BATCH_PPO_SETTINGS if config[key] != defaults[key]]
         assert row[2] == str(config["seed"])
-        assert row[1] == "the defaults" if not changed else all(f"`{key}`" in row[1] for key in changed)
+        assert row[1] == "the first defaults" if not changed else all(f"`{key}`" in row[1] for key in changed)
         assert row[3] == f"{int(curve[-1]['step']):,}" and row[4] == f"{100 * curve[-1]['exact_ev_gap']:+.3f}"
         first = next((r for r in curve if 100 * r["exact_ev_gap"] >= -0.05), None)
         assert row[8] == (f"{int(first['step']):,} ({first['wall_s'] / 60:.1f} min)" if first else "not reached")
+
+
+def test_batch_ppo_paired_table_is_each_seeds_two_runs(tables: dict[str, str]) -> None:
+    table = rows(tables["batch-ppo-paired"])
+    differences = []
+    for row, seed in zip(table, R.BATCH_PPO_PAIRED_SEEDS, strict=False):
+        first, today = (RESULTS / name.format(seed=seed) for name in R.BATCH_PPO_PAIRED)
+        config = json.loads((today / "config.json").read_text())["args"]
+        assert (config["seed"], config["ent_coef"], config["reward"]) == (seed, 0.02, "expected")
+        assert json.loads((first / "config.json").read_text())["args"]["seed"] == seed
+        gaps = [100 * last_row(run / "metrics.csv")["exact_ev_gap"] for run in (first, today)]
+        assert (row[0], row[1], row[3]) == (str(seed), f"{gaps[0]:+.3f}", f"{gaps[1]:+.3f}")
+        differences.append(gaps[1] - gaps[0])
+    assert len(table) == len(R.BATCH_PPO_PAIRED_SEEDS) + 1
+    assert table[-1][5].startswith(f"{sum(differences) / len(differences):+.3f} ")
 
 
 def test_learning_to_count_tables_are_the_results_files(tables: dict[str, str]) -> None:

@@ -238,6 +238,21 @@ def test_each_learner_gets_its_measured_default_reward(tmp_path: Path) -> None:
     assert resolve_args(build_parser().parse_args(["--algo", "tabular", "--reward", "expected"])).reward == "expected"
 
 
+def test_batch_ppo_defaults_differ_by_game_as_measured() -> None:
+    """The one-round game's batch PPO moved to an entropy bonus of 0.02, the expected reward and 2e7
+    steps; the shoe's keeps 0.01, the dealt result and 3e7, which no shoe run has measured against."""
+    pytest.importorskip("torch")
+    from blackjack_env.train.cli import build_parser, resolve_args
+
+    round_args = resolve_args(build_parser().parse_args(["--algo", "batch-ppo"]))
+    shoe_args = resolve_args(build_parser().parse_args(["--env", "shoe", "--algo", "batch-ppo"]))
+    assert (round_args.ent_coef, round_args.reward, round_args.steps) == (0.02, "expected", 20_000_000)
+    assert (shoe_args.ent_coef, shoe_args.reward, shoe_args.steps) == (0.01, "sampled", 30_000_000)
+    assert shoe_args.n_envs == round_args.n_envs == 4096  # the rest is shared
+    given = resolve_args(build_parser().parse_args(["--env", "shoe", "--algo", "batch-ppo", "--ent-coef", "0.03"]))
+    assert given.ent_coef == 0.03
+
+
 @pytest.mark.parametrize(("given", "threads"), [([], 1), (["--torch-threads", "3"], 3)])
 def test_ppo_trains_on_one_torch_thread_unless_told(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: list[str], threads: int

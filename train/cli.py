@@ -111,9 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--steps",
         type=parse_count,
         default=None,
-        help="total env steps (default tabular 5e8, ppo 2e6, batch-ppo 3e7; count-table and composition: rounds, "
-        "2e9 per learning seat, so --seats 3 --seat all 6.7e8); learners step in whole chunks or rollouts "
-        "(ppo: n_envs x n_steps), so a run ends at the first boundary at or past this",
+        help="total env steps (default tabular 5e8, ppo 2e6, batch-ppo 2e7, its shoe 3e7; count-table and "
+        "composition: rounds, 2e9 per learning seat, so --seats 3 --seat all 6.7e8); learners step in whole "
+        "chunks or rollouts (ppo: n_envs x n_steps), so a run ends at the first boundary at or past this",
     )
     p.add_argument("--seed", type=int, default=None, help=f"seed of everything (default {d.seed})")
     p.add_argument("--out", default=None, help="run directory (default runs/ALGO-RULES-sSEED)")

@@ -250,8 +250,13 @@ def ppo(results: Path) -> str:
 
 
 BATCH_PPO_GLOB = "batch-ppo-*"
-#: The run on batch-PPO's defaults that the others are told apart from.
+#: The run on batch-PPO's first defaults (entropy bonus 0.01, the dealt result, 3e7 steps) that the others
+#: are told apart from.
 BATCH_PPO_REFERENCE = "batch-ppo-seed101"
+FIRST_DEFAULTS = "the first defaults"
+#: The paired comparison of today's defaults with the first ones: the two runs of each seed.
+BATCH_PPO_PAIRED = ("batch-ppo-seed{seed}", "batch-ppo-expected-ent0.02-seed{seed}")
+BATCH_PPO_PAIRED_SEEDS = (301, 302, 303, 304, 305)
 BATCH_PPO_SETTINGS = (
     "steps",
     "reward",
@@ -269,7 +274,7 @@ BATCH_PPO_SETTINGS = (
 
 
 def batch_ppo_changes(run: Path, results: Path) -> str:
-    """The settings in which a run differs from the defaults' run, or "the defaults"."""
+    """The settings in which a run differs from the first defaults' run, or "the first defaults"."""
     defaults = read_json(results / BATCH_PPO_REFERENCE / "config.json")["args"]
     args = read_json(run / "config.json")["args"]
     changed = [
@@ -277,13 +282,13 @@ def batch_ppo_changes(run: Path, results: Path) -> str:
         for key in BATCH_PPO_SETTINGS
         if args[key] != defaults[key]
     ]
-    return ", ".join(changed) or "the defaults"
+    return ", ".join(changed) or FIRST_DEFAULTS
 
 
 def batch_ppo_runs(results: Path) -> list[Path]:
-    """The batch-PPO runs kept (each a metrics.csv and config.json): the defaults' first, then by change and seed."""
+    """The batch-PPO runs kept (each a metrics.csv and config.json): the first defaults', then by change and seed."""
     changes = {p.parent: batch_ppo_changes(p.parent, results) for p in results.glob(f"{BATCH_PPO_GLOB}/metrics.csv")}
-    return sorted(changes, key=lambda run: (changes[run] != "the defaults", changes[run], run.name))
+    return sorted(changes, key=lambda run: (changes[run] != FIRST_DEFAULTS, changes[run], run.name))
 
 
 def first_step_within(curve: list[dict[str, float]], target_pp: float) -> str:
@@ -311,7 +316,7 @@ def batch_ppo(results: Path) -> str:
     eval_rounds = read_json(batch_ppo_runs(results)[0] / "config.json")["args"]["eval_rounds"]
     header = [
         "run",
-        "settings other than the defaults",
+        "settings other than the first defaults",
         "seed",
         "steps",
         "exact gap, pp",
@@ -320,6 +325,40 @@ def batch_ppo(results: Path) -> str:
         "first within 0.15 pp (exact): step (time)",
         "first within 0.05 pp (exact): step (time)",
         "wall min",
+    ]
+    return table(header, rows)
+
+
+def batch_ppo_paired(results: Path) -> str:
+    """Today's defaults against the first ones on the same seeds: each seed's final exact gaps and wall
+    times, then the mean difference with its standard error over the seeds, and the seeds each won."""
+    rows, differences = [], []
+    for seed in BATCH_PPO_PAIRED_SEEDS:
+        first, today = (read_csv(results / name.format(seed=seed) / "metrics.csv")[-1] for name in BATCH_PPO_PAIRED)
+        difference = 100 * (today["exact_ev_gap"] - first["exact_ev_gap"])
+        differences.append(difference)
+        rows.append(
+            [
+                str(seed),
+                f"{100 * first['exact_ev_gap']:+.3f}",
+                f"{first['wall_s'] / 60:.1f}",
+                f"{100 * today['exact_ev_gap']:+.3f}",
+                f"{today['wall_s'] / 60:.1f}",
+                f"{difference:+.3f}",
+            ]
+        )
+    n = len(differences)
+    mean = sum(differences) / n
+    sd = (sum((d - mean) ** 2 for d in differences) / (n - 1)) ** 0.5
+    won = sum(d > 0 for d in differences)
+    rows.append(["mean", "", "", "", "", f"{mean:+.3f} (standard error {sd / n**0.5:.3f}; closer on {won} of {n})"])
+    header = [
+        "seed",
+        "first defaults: exact gap, pp",
+        "wall min",
+        "today's defaults: exact gap, pp",
+        "wall min",
+        "today's minus first, pp",
     ]
     return table(header, rows)
 
@@ -563,6 +602,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "tabular": tabular,
     "ppo": ppo,
     "batch-ppo": batch_ppo,
+    "batch-ppo-paired": batch_ppo_paired,
     "learning-to-count-flat": learning_to_count_flat,
     "learning-to-count-bets": learning_to_count_bets,
     "learning-to-count-runs": learning_to_count_runs,
