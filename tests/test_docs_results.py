@@ -114,19 +114,27 @@ def test_batch_ppo_table_is_the_runs_last_evaluations(tables: dict[str, str]) ->
         assert row[8] == (f"{int(first['step']):,} ({first['wall_s'] / 60:.1f} min)" if first else "not reached")
 
 
-def test_batch_ppo_paired_table_is_each_seeds_two_runs(tables: dict[str, str]) -> None:
-    table = rows(tables["batch-ppo-paired"])
+@pytest.mark.parametrize("name", sorted(R.BATCH_PPO_PAIRED))
+def test_batch_ppo_paired_tables_are_each_seeds_two_runs(tables: dict[str, str], name: str) -> None:
+    paired = R.BATCH_PPO_PAIRED[name]
+    table = rows(tables[name])
     differences = []
-    for row, seed in zip(table, R.BATCH_PPO_PAIRED_SEEDS, strict=False):
-        first, today = (RESULTS / name.format(seed=seed) for name in R.BATCH_PPO_PAIRED)
-        config = json.loads((today / "config.json").read_text())["args"]
-        assert (config["seed"], config["ent_coef"], config["reward"]) == (seed, 0.02, "expected")
-        assert json.loads((first / "config.json").read_text())["args"]["seed"] == seed
-        gaps = [100 * last_row(run / "metrics.csv")["exact_ev_gap"] for run in (first, today)]
+    for row, seed in zip(table, paired.seeds, strict=False):
+        before, after = (RESULTS / side[1].format(seed=seed) for side in (paired.before, paired.after))
+        assert all(json.loads((run / "config.json").read_text())["args"]["seed"] == seed for run in (before, after))
+        gaps = [100 * last_row(run / "metrics.csv")["exact_ev_gap"] for run in (before, after)]
         assert (row[0], row[1], row[3]) == (str(seed), f"{gaps[0]:+.3f}", f"{gaps[1]:+.3f}")
         differences.append(gaps[1] - gaps[0])
-    assert len(table) == len(R.BATCH_PPO_PAIRED_SEEDS) + 1
+    assert len(table) == len(paired.seeds) + 1
     assert table[-1][5].startswith(f"{sum(differences) / len(differences):+.3f} ")
+
+
+def test_the_first_paired_comparison_is_the_defaults_change() -> None:
+    """Its second side is what batch-ppo's one-round defaults became: the expected reward and 0.02."""
+    paired = R.BATCH_PPO_PAIRED["batch-ppo-paired"]
+    for seed in paired.seeds:
+        config = json.loads((RESULTS / paired.after[1].format(seed=seed) / "config.json").read_text())["args"]
+        assert (config["ent_coef"], config["reward"], config["steps"]) == (0.02, "expected", 20_000_000)
 
 
 def test_learning_to_count_tables_are_the_results_files(tables: dict[str, str]) -> None:

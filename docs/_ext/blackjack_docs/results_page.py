@@ -11,7 +11,9 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -254,9 +256,25 @@ BATCH_PPO_GLOB = "batch-ppo-*"
 #: are told apart from.
 BATCH_PPO_REFERENCE = "batch-ppo-seed101"
 FIRST_DEFAULTS = "the first defaults"
-#: The paired comparison of today's defaults with the first ones: the two runs of each seed.
-BATCH_PPO_PAIRED = ("batch-ppo-seed{seed}", "batch-ppo-expected-ent0.02-seed{seed}")
-BATCH_PPO_PAIRED_SEEDS = (301, 302, 303, 304, 305)
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two settings run on the same seeds: each side's label and run folder (``{seed}`` filled in)."""
+
+    before: tuple[str, str]
+    after: tuple[str, str]
+    seeds: tuple[int, ...]
+
+
+#: The paired comparisons of batch-PPO settings, each a table of the results page.
+BATCH_PPO_PAIRED = {
+    "batch-ppo-paired": Paired(
+        ("the first defaults", "batch-ppo-seed{seed}"),
+        ("expected, entropy 0.02", "batch-ppo-expected-ent0.02-seed{seed}"),
+        (301, 302, 303, 304, 305),
+    ),
+}
 BATCH_PPO_SETTINGS = (
     "steps",
     "reward",
@@ -329,21 +347,23 @@ def batch_ppo(results: Path) -> str:
     return table(header, rows)
 
 
-def batch_ppo_paired(results: Path) -> str:
-    """Today's defaults against the first ones on the same seeds: each seed's final exact gaps and wall
-    times, then the mean difference with its standard error over the seeds, and the seeds each won."""
+def batch_ppo_paired(paired: Paired, results: Path) -> str:
+    """Two settings on the same seeds: each seed's final exact gaps and wall times, then the mean
+    difference with its standard error over the seeds, and on how many seeds the second was closer."""
     rows, differences = [], []
-    for seed in BATCH_PPO_PAIRED_SEEDS:
-        first, today = (read_csv(results / name.format(seed=seed) / "metrics.csv")[-1] for name in BATCH_PPO_PAIRED)
-        difference = 100 * (today["exact_ev_gap"] - first["exact_ev_gap"])
+    for seed in paired.seeds:
+        before, after = (
+            read_csv(results / side[1].format(seed=seed) / "metrics.csv")[-1] for side in (paired.before, paired.after)
+        )
+        difference = 100 * (after["exact_ev_gap"] - before["exact_ev_gap"])
         differences.append(difference)
         rows.append(
             [
                 str(seed),
-                f"{100 * first['exact_ev_gap']:+.3f}",
-                f"{first['wall_s'] / 60:.1f}",
-                f"{100 * today['exact_ev_gap']:+.3f}",
-                f"{today['wall_s'] / 60:.1f}",
+                f"{100 * before['exact_ev_gap']:+.3f}",
+                f"{before['wall_s'] / 60:.1f}",
+                f"{100 * after['exact_ev_gap']:+.3f}",
+                f"{after['wall_s'] / 60:.1f}",
                 f"{difference:+.3f}",
             ]
         )
@@ -354,11 +374,11 @@ def batch_ppo_paired(results: Path) -> str:
     rows.append(["mean", "", "", "", "", f"{mean:+.3f} (standard error {sd / n**0.5:.3f}; closer on {won} of {n})"])
     header = [
         "seed",
-        "first defaults: exact gap, pp",
+        f"{paired.before[0]}: exact gap, pp",
         "wall min",
-        "today's defaults: exact gap, pp",
+        f"{paired.after[0]}: exact gap, pp",
         "wall min",
-        "today's minus first, pp",
+        "second minus first, pp",
     ]
     return table(header, rows)
 
@@ -602,7 +622,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "tabular": tabular,
     "ppo": ppo,
     "batch-ppo": batch_ppo,
-    "batch-ppo-paired": batch_ppo_paired,
+    **{name: partial(batch_ppo_paired, paired) for name, paired in BATCH_PPO_PAIRED.items()},
     "learning-to-count-flat": learning_to_count_flat,
     "learning-to-count-bets": learning_to_count_bets,
     "learning-to-count-runs": learning_to_count_runs,
