@@ -8,8 +8,9 @@ rollouts; configurations are measured alternately ``--repeats`` times and the me
 their ratio to the first (SB3's ``DummyVecEnv`` of 8 single envs, today's ``--algo ppo`` before
 it moved to the compiled VecEnv), since absolute times on a shared machine are noise. CPU seconds
 (this process's) are printed beside wall time, and the share of wall time spent collecting rollouts.
-The last row is ``--algo batch-ppo``'s whole loop (train/batch_ppo.py with its default config and the
-game's default reward, ``--batch-rollouts`` rollouts of 4096 tables x 16 steps) on the same torch threads.
+The last rows are ``--algo batch-ppo``'s whole loop (train/batch_ppo.py with its default config,
+``--batch-rollouts`` rollouts of 4096 tables x 16 steps) on the same torch threads, paid the game's
+default reward and then the other one (the expected reward walks the dealer's outcomes every round).
 
     python benchmarks/deep_rl_speed.py [--env round|shoe] [--n-envs 8,64,256,1024] [--repeats 3]
 """
@@ -25,6 +26,7 @@ import gymnasium as gym
 
 import blackjack_env
 from blackjack_env.rules import Rules
+from blackjack_env.train.registry import find
 
 GAMES = {"round": blackjack_env.ENV_ID, "shoe": blackjack_env.SHOE_ENV_ID}
 
@@ -92,17 +94,16 @@ def learn_rate(kind: str, game: str, n_envs: int, rollout: int, rollouts: int, s
     return model.num_timesteps / wall, model.num_timesteps / cpu, clock.collecting / wall
 
 
-def batch_rate(game: str, rollouts: int, seed: int) -> tuple[float, float, float]:
+def batch_rate(game: str, reward: str, rollouts: int, seed: int) -> tuple[float, float, float]:
     """(env steps per wall second, per CPU second, share collecting) of train/batch_ppo.py's loop."""
     import tempfile
     from pathlib import Path
 
     from blackjack_env.train.batch_ppo import BatchPPOConfig, BatchPPOLearner, collect
-    from blackjack_env.train.registry import find
 
     rules = Rules().replace(penetration=0.75) if game == "shoe" else Rules()
     shoe = {"bets": [1.0, 2.0, 4.0, 8.0], "seats": 1, "seat": 0, "count_obs": "hilo"} if game == "shoe" else None
-    config = BatchPPOConfig(seed=seed, reward=find("batch-ppo", game).default_reward)  # the game's default
+    config = BatchPPOConfig(seed=seed, reward=reward)
     per_rollout = config.num_tables * config.num_steps
     with tempfile.TemporaryDirectory() as out:
         trainer = BatchPPOLearner(config, rules, Path(out), resume=False, shoe=shoe)
@@ -145,11 +146,15 @@ def main() -> None:
     for kind, n in configs:  # compile the kernels, warm the caches
         learn_rate(kind, args.env, n, rollout=max(n, 512), rollouts=1, seed=0)
     results: dict[tuple[str, int], list[tuple[float, float, float]]] = {c: [] for c in configs}
-    results[("batch-ppo", 4096)] = []
+    default_reward = find("batch-ppo", args.env).default_reward
+    rewards = [default_reward, *(r for r in ("expected", "sampled") if r != default_reward)]
+    for reward in rewards:
+        results[(f"batch-ppo, {reward}", 4096)] = []
     for repeat in range(args.repeats):
         for config in configs:
             results[config].append(learn_rate(config[0], args.env, config[1], args.rollout, args.rollouts, repeat))
-        results[("batch-ppo", 4096)].append(batch_rate(args.env, args.batch_rollouts, repeat))
+        for reward in rewards:
+            results[(f"batch-ppo, {reward}", 4096)].append(batch_rate(args.env, reward, args.batch_rollouts, repeat))
     base_wall = statistics.median(r[0] for r in results[configs[0]])
     base_cpu = statistics.median(r[1] for r in results[configs[0]])
     print(
@@ -161,7 +166,7 @@ def main() -> None:
         wall = statistics.median(r[0] for r in runs)
         cpu = statistics.median(r[1] for r in runs)
         share = statistics.median(r[2] for r in runs)
-        name = {"dummy": "DummyVecEnv (single)", "compiled": "BlackjackSB3VecEnv"}.get(kind, "batch-ppo (torch)")
+        name = {"dummy": "DummyVecEnv (single)", "compiled": "BlackjackSB3VecEnv"}.get(kind, kind)
         print(
             f"{name:<22}{n:>7}{wall:>11,.0f}{wall / base_wall:>8.2f}{cpu:>13,.0f}{cpu / base_cpu:>8.2f}{share:>11.0%}"
         )

@@ -110,8 +110,8 @@ def run_label(run: Path) -> str:
         return run.name
     config = json.loads((run / "config.json").read_text())["args"]
     defaults = dataclasses.asdict(resolve_args(build_parser().parse_args(["--algo", config["algo"]])))
-    always = ["reward"] + (["ent_coef", "lr_schedule"] if config["algo"] == "ppo" else [])
-    skip = {"algo", "out", "steps", "eval_every", "eval_rounds", "progress", "torch_threads", "seed", "chunk_steps"}
+    always = ["reward", "ent_coef"] + (["lr_schedule"] if config["algo"] == "ppo" else [])
+    skip = {"algo", "out", "eval_every", "eval_rounds", "progress", "torch_threads", "seed", "chunk_steps"}
     changed = [k for k, v in config.items() if k not in skip and k not in always and v != defaults.get(k)]
     shown = [f"{k}={config.get(k, 'sampled' if k == 'reward' else defaults[k])}" for k in always + changed]
     return " ".join([config["algo"], *shown, f"seed {config['seed']}"])
@@ -135,7 +135,7 @@ def plot_curves(runs: list[Path], out: Path) -> None:
         for target in TARGETS_PP:
             ax.axhline(target, color="grey", linestyle=":", linewidth=1)
         ax.set_yscale("log")
-        ax.set_ylim(0.01, 1)  # the first evaluations, a point or more behind, are left off
+        ax.set_ylim(0.003, 1)  # the first evaluations, a point or more behind, are left off
         ax.set_xlabel(label)
         ax.grid(True, which="both", alpha=0.3)
     by_steps.set_ylabel("exact EV gap to basic strategy (pp, log)")

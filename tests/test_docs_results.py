@@ -44,7 +44,7 @@ def last_row(path: Path) -> dict[str, float]:
 def test_every_included_table_is_generated_and_every_table_is_shown() -> None:
     included = set()
     for page in PAGES:
-        for name in re.findall(r"```\{include\} \.\./generated/results/([\w-]+)\.inc", page.read_text()):
+        for name in re.findall(r"```\{include\} \.\./generated/results/([\w.-]+)\.inc", page.read_text()):
             assert name in R.TABLES, f"{page.name} includes {name}, which no function builds"
             included.add(name)
     assert included == set(R.TABLES)
@@ -129,12 +129,29 @@ def test_batch_ppo_paired_tables_are_each_seeds_two_runs(tables: dict[str, str],
     assert table[-1][5].startswith(f"{sum(differences) / len(differences):+.3f} ")
 
 
-def test_the_first_paired_comparison_is_the_defaults_change() -> None:
-    """Its second side is what batch-ppo's one-round defaults became: the expected reward and 0.02."""
+def test_the_first_paired_comparison_is_the_first_defaults_change() -> None:
+    """Its sides are the first defaults and the first change: the expected reward, 0.02 and 2e7 steps."""
     paired = R.BATCH_PPO_PAIRED["batch-ppo-paired"]
     for seed in paired.seeds:
-        config = json.loads((RESULTS / paired.after[1].format(seed=seed) / "config.json").read_text())["args"]
-        assert (config["ent_coef"], config["reward"], config["steps"]) == (0.02, "expected", 20_000_000)
+        before, after = (
+            json.loads((RESULTS / side[1].format(seed=seed) / "config.json").read_text())["args"]
+            for side in (paired.before, paired.after)
+        )
+        assert (before["ent_coef"], before["reward"], before["steps"]) == (0.01, "sampled", 30_000_000)
+        assert (after["ent_coef"], after["reward"], after["steps"]) == (0.02, "expected", 20_000_000)
+
+
+def test_the_defaults_paired_comparison_ends_on_todays_defaults() -> None:
+    """The comparison the results page names for the one-round defaults ends on what they are now: its
+    second side's runs differ from `blackjack-train --algo batch-ppo` in no setting but the seed."""
+    pytest.importorskip("torch")
+    from blackjack_env.train.cli import build_parser, resolve_args
+
+    defaults = vars(resolve_args(build_parser().parse_args(["--algo", "batch-ppo"])))
+    paired = R.BATCH_PPO_PAIRED[R.BATCH_PPO_DEFAULTS_PAIRED]
+    for seed in paired.seeds:
+        args = json.loads((RESULTS / paired.after[1].format(seed=seed) / "config.json").read_text())["args"]
+        assert {key: args[key] for key in R.BATCH_PPO_SETTINGS} == {key: defaults[key] for key in R.BATCH_PPO_SETTINGS}
 
 
 def test_learning_to_count_tables_are_the_results_files(tables: dict[str, str]) -> None:

@@ -274,7 +274,19 @@ BATCH_PPO_PAIRED = {
         ("expected, entropy 0.02", "batch-ppo-expected-ent0.02-seed{seed}"),
         (301, 302, 303, 304, 305),
     ),
+    "batch-ppo-paired-ent0.04": Paired(
+        ("expected, entropy 0.02", "batch-ppo-expected-ent0.02-seed{seed}"),
+        ("expected, entropy 0.04", "batch-ppo-expected-ent0.04-seed{seed}"),
+        (302, 303, 304, 305, 306),
+    ),
+    "batch-ppo-paired-steps": Paired(
+        ("2e7 steps", "batch-ppo-expected-ent0.04-seed{seed}"),
+        ("2.5e7 steps", "batch-ppo-expected-ent0.04-2.5e7-seed{seed}"),
+        (401, 402, 403),
+    ),
 }
+#: The comparison whose second side is batch-PPO's one-round defaults today.
+BATCH_PPO_DEFAULTS_PAIRED = "batch-ppo-paired-ent0.04"
 BATCH_PPO_SETTINGS = (
     "steps",
     "reward",
