@@ -109,7 +109,8 @@ def run_label(run: Path) -> str:
     if not (run / "config.json").is_file():
         return run.name
     config = json.loads((run / "config.json").read_text())["args"]
-    defaults = dataclasses.asdict(resolve_args(build_parser().parse_args(["--algo", config["algo"]])))
+    game = ["--env", config["env"]] if "env" in config else []
+    defaults = dataclasses.asdict(resolve_args(build_parser().parse_args(["--algo", config["algo"], *game])))
     always = ["reward", "ent_coef"] + (["lr_schedule"] if config["algo"] == "ppo" else [])
     skip = {"algo", "out", "eval_every", "eval_rounds", "progress", "torch_threads", "seed", "chunk_steps"}
     changed = [k for k, v in config.items() if k not in skip and k not in always and v != defaults.get(k)]

@@ -169,6 +169,12 @@ def test_learning_to_count_tables_are_the_results_files(tables: dict[str, str]) 
     shoe = rows(tables["ppo-shoe"])
     last = last_row(RESULTS / "ppo-shoe-1e7" / "metrics.csv")
     assert shoe[-1][0] == f"{int(last['step']):,}" and shoe[-1][4].startswith(f"{100 * last['flat_gain']:+.2f} ")
+    batch = rows(tables["shoe-batch-ppo"])
+    runs = sorted(p.parent for p in RESULTS.glob("shoe-batch-ppo-*/metrics.csv"))
+    assert [row[0] for row in batch] == [f"`{run.name}`" for run in runs] and runs
+    for row, run in zip(batch, runs, strict=True):
+        last = last_row(run / "metrics.csv")
+        assert row[5] == f"{last['avg_bet']:.3f}" and row[7].startswith(f"{100 * last['flat_gain']:+.2f} ")
 
 
 def test_the_prose_figures_are_the_files() -> None:

@@ -602,29 +602,43 @@ def linear_every_seat(results: Path) -> str:
     return table(["per 100 rounds, 95% CIs", "learned", "other", "difference", "paired rounds"], rows)
 
 
-def ppo_shoe(results: Path) -> str:
-    rows = []
-    for r in read_csv(results / "ppo-shoe-1e7" / "metrics.csv"):
-        rows.append(
-            [
-                count(r["step"]),
-                f"{100 * r['ev']:+.2f}",
-                f"{r['avg_bet']:.3f}",
-                *(
-                    with_ci(r[key], [r[f"{key}_low"], r[f"{key}_high"]], 2, 100)
-                    for key in ("gain_vs_basic", "flat_gain", "gain_vs_hilo")
-                ),
-            ]
-        )
-    header = [
-        "steps",
-        "EV with its bets",
-        "average bet",
-        "its bets and play minus basic strategy (paired)",
-        "its play at a flat bet minus basic strategy (paired)",
-        "minus Hi-Lo I18 + Fab 4, EV-maximised bets (other shoes)",
+#: The columns of a shoe learner's evaluation, per 100 rounds, after its steps.
+SHOE_EVALUATION_HEADER = [
+    "EV with its bets",
+    "average bet",
+    "its bets and play minus basic strategy (paired)",
+    "its play at a flat bet minus basic strategy (paired)",
+    "minus Hi-Lo I18 + Fab 4, EV-maximised bets (other shoes)",
+]
+
+
+def shoe_evaluation(r: dict[str, float]) -> list[str]:
+    """One evaluation row of a shoe learner's metrics.csv as table cells (SHOE_EVALUATION_HEADER)."""
+    return [
+        f"{100 * r['ev']:+.2f}",
+        f"{r['avg_bet']:.3f}",
+        *(
+            with_ci(r[key], [r[f"{key}_low"], r[f"{key}_high"]], 2, 100)
+            for key in ("gain_vs_basic", "flat_gain", "gain_vs_hilo")
+        ),
     ]
-    return table(header, rows)
+
+
+def ppo_shoe(results: Path) -> str:
+    rows = [[count(r["step"]), *shoe_evaluation(r)] for r in read_csv(results / "ppo-shoe-1e7" / "metrics.csv")]
+    return table(["steps", *SHOE_EVALUATION_HEADER], rows)
+
+
+def shoe_batch_ppo(results: Path) -> str:
+    """Each kept shoe batch-PPO run's last evaluation, with the settings it changed from the defaults."""
+    rows = []
+    for run in sorted(p.parent for p in results.glob("shoe-batch-ppo-*/metrics.csv")):
+        args = read_json(run / "config.json")["args"]
+        last = read_csv(run / "metrics.csv")[-1]
+        settings = f"reward {args['reward']}, entropy bonus {args['ent_coef']:g}"
+        cells = [f"`{run.name}`", settings, str(args["seed"]), count(last["step"]), *shoe_evaluation(last)]
+        rows.append([*cells, f"{last['wall_s'] / 60:.1f}"])
+    return table(["run", "settings", "seed", "steps", *SHOE_EVALUATION_HEADER, "wall min"], rows)
 
 
 #: Every generated table: its file name (without ``.inc``) and the function that builds it.
@@ -641,6 +655,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ceiling": ceiling,
     "linear-every-seat": linear_every_seat,
     "ppo-shoe": ppo_shoe,
+    "shoe-batch-ppo": shoe_batch_ppo,
 }
 
 
