@@ -240,7 +240,7 @@ def test_each_learner_gets_its_measured_default_reward(tmp_path: Path) -> None:
 
 def test_batch_ppo_defaults_differ_by_game_as_measured() -> None:
     """The one-round game's batch PPO moved to an entropy bonus of 0.04, the expected reward and 2e7
-    steps; the shoe's keeps 0.01, the dealt result and 3e7, which no shoe run has measured against."""
+    steps; the shoe's keeps 0.01, the dealt result and 3e7, measured against them on two seeds only."""
     pytest.importorskip("torch")
     from blackjack_env.train.cli import build_parser, resolve_args
 

@@ -281,7 +281,7 @@ class BatchPPORun:
 
 
 #: The shoe's batch PPO keeps the first defaults where the one-round game's moved (BatchPPOConfig says
-#: why): no shoe run has measured the change. Its reward is the entry's default_reward.
+#: why): the change is measured on the shoe on two seeds only. Its reward is the entry's default_reward.
 SHOE_BATCH_PPO_DEFAULTS = {"ent_coef": 0.01}
 
 
@@ -415,7 +415,7 @@ register(
 )
 # batch-ppo is paid the expected result: a step takes about 1.7x as long as paid the dealt one, and 2e7
 # steps of it ended closer to basic strategy than 3e7 dealt (docs/results/learning.md); the shoe's is paid
-# the dealt result, which no shoe run has measured against the expectation
+# the dealt result until more than two shoe seeds measure it against the expectation
 register(
     LearnerEntry(
         "batch-ppo",

@@ -630,7 +630,7 @@ def ppo_shoe(results: Path) -> str:
 
 
 def shoe_batch_ppo(results: Path) -> str:
-    """Each kept shoe batch-PPO run's last evaluation, with the settings it changed from the defaults."""
+    """Each kept shoe batch-PPO run's last evaluation, with its reward and entropy bonus."""
     rows = []
     for run in sorted(p.parent for p in results.glob("shoe-batch-ppo-*/metrics.csv")):
         args = read_json(run / "config.json")["args"]
