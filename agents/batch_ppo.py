@@ -6,7 +6,9 @@
 * The policy is a masked categorical: illegal actions get a logit of -1e8 (probability 0, no NaN).
 * On the one-round game the agent tabulates as :class:`~blackjack_env.agents.ppo.PPOAgent` does
   a MaskablePPO model, so ``blackjack-evaluate --policy RUN_DIR`` and the report play it; on the
-  shoe it plays by the count (``act_batch``), as :class:`~blackjack_env.agents.shoe_ppo.ShoePPOAgent`.
+  shoe it plays by the count (``act_batch``), as :class:`~blackjack_env.agents.shoe_ppo.ShoePPOAgent`,
+  and ``blackjack-evaluate --policy RUN_DIR`` plays it in the vector env
+  (``blackjack_env.evaluate.shoe_agents``); the report does not.
 """
 
 from __future__ import annotations
@@ -131,7 +133,8 @@ class BatchPPOAgent(PPOAgent):
         if self.shoe is not None:
             raise ValueError(
                 "a batch-PPO agent of the shoe game plays by the count, not from one strategy table: "
-                "play it in BlackjackShoe-v0 with agent.act_batch(obs, masks)"
+                "play it in BlackjackShoe-v0 with agent.act_batch(obs, masks), or with blackjack-evaluate --policy "
+                "RUN_DIR (beside basic strategy on the same shoes)"
             )
         return super().to_table()
 

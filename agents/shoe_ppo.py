@@ -11,7 +11,8 @@ carries what the rest of the shoe means to a decision.
 
 Unlike the one-round PPO agent, this one cannot be tabulated (its play depends on the count), so
 the compiled simulator cannot run it: it is evaluated by playing the vector env
-(``blackjack_env.train.shoe_ppo``), and ``to_table()`` says so in one line.
+(``blackjack_env.evaluate.shoe_agents``, which ``blackjack-evaluate --policy RUN_DIR`` runs), and
+``to_table()`` says so in one line.
 """
 
 from __future__ import annotations
@@ -104,8 +105,8 @@ class ShoePPOAgent(PPOAgent):
     def to_table(self) -> StrategyTable:
         raise ValueError(
             "a MaskablePPO agent of the shoe game plays by the count, not from one strategy table: "
-            "play it in BlackjackShoe-v0 with agent.act_batch(obs, masks) "
-            "(blackjack_env.train.shoe_ppo.paired_evaluation compares it with basic strategy)"
+            "play it in BlackjackShoe-v0 with agent.act_batch(obs, masks), or with blackjack-evaluate --policy "
+            "RUN_DIR (beside basic strategy on the same shoes)"
         )
 
     def save(self, path: str | Path) -> None:

@@ -14,11 +14,13 @@ import argparse
 import json
 import math
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from blackjack_env.agents.loading import one_torch_thread
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, SimulationResult, interval
 from blackjack_env.solver import solve
@@ -41,7 +43,7 @@ from .options import (
     table_from_args,
     warnings_as_lines,
 )
-from .policies import is_counting, load_policy
+from .policies import is_counting, load_agent_of, load_policy, shoe_agent_run
 from .runner import RunOutcome
 
 PROG = "blackjack-evaluate"
@@ -236,6 +238,8 @@ def add_ceiling(summary: dict[str, Any], policy: Policy, rules: Rules, args: arg
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rules, rules_source = policy_rules(args)  # a learner run plays in its own game
+    if shoe_agent_run(args.policy) is not None:
+        return run_shoe_agent(args, rules, rules_source)
     table = table_from_args(args, rules)
     if args.ceiling:
         check_rules(rules, args.ceiling_samples, args.seats, args.seat)
@@ -274,6 +278,114 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return summary
 
 
+def run_shoe_agent(args: argparse.Namespace, rules: Rules, rules_source: Any) -> dict[str, Any]:
+    """--policy RUN_DIR of a network of the shoe game: the compiled simulator cannot run it, so the vector
+    env plays it beside basic strategy at a flat bet on the same shoes (``shoe_agents``), at its own seat
+    and with its own bets."""
+    from .shoe_agents import paired_evaluation  # start-up time: only this path plays the vector env
+
+    refused = [
+        flag
+        for flag, given in (
+            ("--spread", args.spread is not None),
+            ("--exact", args.exact),
+            ("--bankroll", args.bankroll is not None),
+            ("--backend ray", args.backend == "ray"),
+        )
+        if given
+    ]
+    what = f"--policy {args.policy} is a network of the shoe game, played in the vector env with its own bets"
+    if refused:
+        raise CliError(f"{what}: leave out {', '.join(refused)}")
+    if args.baseline not in (None, "basic"):
+        raise CliError(
+            f"{what} beside basic strategy at a flat bet: give --baseline basic or none, not {args.baseline!r}"
+        )
+    agent: Any = load_agent_of(args.policy)
+    one_torch_thread()
+    own_seat = (agent.shoe["seats"], agent.shoe["seat"])
+    if (args.seats, args.seat) not in ((1, 0), own_seat):
+        raise CliError(
+            f"{what}, at the seat it learned: seat {own_seat[1]} of {own_seat[0]}; leave out --seats and --seat "
+            f"(got seat {args.seat} of {args.seats})"
+        )
+    args.seats, args.seat = own_seat
+    if args.ceiling:
+        check_rules(rules, args.ceiling_samples, args.seats, args.seat)
+    feedback = RunFeedback(PROG, args.rounds, bar=not args.no_progress and sys.stderr.isatty())
+    start = time.perf_counter()
+    try:
+        feedback.started()
+        row = paired_evaluation(agent, args.rounds, args.seed, progress=feedback.update)
+    finally:
+        feedback.close()
+    seconds = time.perf_counter() - start
+    rounds = int(row["rounds"])
+    summary: dict[str, Any] = {
+        "policy": args.policy,
+        "played_in": "vector env",
+        "ev": row["ev"],
+        "ci95": interval(row["ev"], row["stderr_own"]),
+        "stderr": row["stderr_own"],
+        "rounds": rounds,
+        "avg_bet": row["avg_bet"],
+        "ev_per_unit_bet": row["ev"] / row["avg_bet"],
+        "bets": list(agent.shoe["bets"]),
+        "seats": args.seats,
+        "seat": args.seat,
+        "rounds_per_second": rounds / seconds if seconds > 0 else math.inf,
+        "seconds": seconds,
+        "seed": args.seed,
+        "interrupted": row["interrupted"],
+        "rules": rules.to_dict(),
+        "rules_source": None if rules_source is None else str(rules_source),
+        "baseline": "basic",
+        "baseline_ev": row["ev_basic"],
+        "baseline_ci95": interval(row["ev_basic"], row["stderr_basic"]),
+        "ev_diff": row["gain_vs_basic"],
+        "ev_diff_ci95": [row["gain_vs_basic_low"], row["gain_vs_basic_high"]],
+        "paired_rounds": rounds,
+        "flat_ev": row["ev_flat"],
+        "flat_ev_diff": row["flat_gain"],
+        "flat_ev_diff_ci95": [row["flat_gain_low"], row["flat_gain_high"]],
+    }
+    if args.ceiling:
+        summary["ceiling"] = policy_share(
+            game_ceiling(rules, args), summary["ev_diff"], summary["ev_diff_ci95"], tuple(summary["bets"])
+        )
+    return summary
+
+
+def format_shoe_agent_text(summary: dict[str, Any]) -> str:
+    """The text report of ``run_shoe_agent``."""
+
+    def ev_ci(ev: float, ci: Sequence[float]) -> str:
+        return f"{ev:+.5f} (95% CI {ci[0]:+.5f} .. {ci[1]:+.5f}; {100 * ev:+.3f} per 100 rounds)"
+
+    bets = ",".join(f"{b:g}" for b in summary["bets"])
+    lines = [
+        f"policy {summary['policy']}: EV {ev_ci(summary['ev'], summary['ci95'])} per round in table minimums, "
+        f"with its bets {bets} (average {summary['avg_bet']:.3f})",
+        f"{summary['rounds']:,} rounds in {summary['seconds']:.2f} s ({summary['rounds_per_second']:,.0f} rounds/s), "
+        f"played in the vector env at seat {summary['seat']} of {summary['seats']}: a network of the shoe game, "
+        "which the compiled simulator cannot run",
+    ]
+    if summary.get("rules_source"):
+        game = Rules.from_dict(summary["rules"]).describe()
+        lines.append(f"played in the game the run was trained in: {game} ({summary['rules_source']})")
+    lines += [
+        f"baseline basic at a flat bet: EV {ev_ci(summary['baseline_ev'], summary['baseline_ci95'])}",
+        f"difference (policy - baseline, same shoes): {ev_ci(summary['ev_diff'], summary['ev_diff_ci95'])}",
+        f"its play at a flat bet: EV {summary['flat_ev']:+.5f}; difference from basic (same shoes): "
+        + ev_ci(summary["flat_ev_diff"], summary["flat_ev_diff_ci95"]),
+    ]
+    if "ceiling" in summary:
+        lines.append(ceiling_line(summary["ceiling"]))
+    if summary["interrupted"]:
+        lines.append("(interrupted: the result covers the shoes finished so far)")
+    return "\n".join(lines)
+
+
 @console_entry("blackjack-evaluate")
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -293,7 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, ValueError) as error:
         print(f"blackjack-evaluate: error: {error}", file=sys.stderr)
         return 2
-    print(json.dumps(summary, indent=2) if args.json else format_text(summary))
+    text = format_shoe_agent_text if summary.get("played_in") == "vector env" else format_text
+    print(json.dumps(summary, indent=2) if args.json else text(summary))
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from blackjack_env.agents import load_agent
 from blackjack_env.agents.shoe_game import spread_bets
@@ -95,12 +96,25 @@ def is_counting(spec: str, rules: Rules) -> bool:
 
 def learner_run(spec: str) -> Path | None:
     """The training run folder of a shoe learner named by ``--policy spec``: a folder holding a count-table
-    run's COUNTING_FILE or a composition run's LINEAR_FILE, or the folder of a composition model's file;
-    else None."""
+    run's COUNTING_FILE or a composition run's LINEAR_FILE, a network's of the shoe game
+    (``shoe_agent_run``), or the folder of a composition model's file; else None."""
     path = Path(spec)
     if path.is_dir():
-        return path if (path / COUNTING_FILE).is_file() or (path / LINEAR_FILE).is_file() else None
+        learned = (path / COUNTING_FILE).is_file() or (path / LINEAR_FILE).is_file()
+        return path if learned or shoe_agent_run(spec) is not None else None
     return path.parent if _linear_model(spec) is not None else None
+
+
+def shoe_agent_run(spec: str) -> Path | None:
+    """The folder of a saved agent of the shoe game that plays from the count in its observation (a
+    network: its AGENT_FILE names the shoe env's arguments), which the vector env plays
+    (``shoe_agents``) since the compiled simulator cannot; else None."""
+    path = Path(spec)
+    try:
+        manifest = json.loads((path / AGENT_FILE).read_text()) if path.is_dir() else None
+    except (OSError, ValueError):
+        return None  # reported when it is loaded as an agent
+    return path if isinstance(manifest, dict) and isinstance(manifest.get("shoe"), dict) else None
 
 
 def run_rules(spec: str) -> tuple[Rules, Path] | None:
@@ -163,14 +177,20 @@ def _counting_strategy(spec: str, rules: Rules) -> CountingStrategy | None:
     return CountingStrategy.load(path)
 
 
-def _agent_policy(path: Path, spec: str) -> Policy:
+def load_agent_of(spec: str) -> Any:
+    """The saved agent ``--policy spec`` names, or a ValueError in one line (the training extra missing,
+    or a folder that does not load)."""
     try:
-        agent = load_agent(path)
+        return load_agent(spec)
     except ImportError as error:
         raise ValueError(
             f"--policy {spec!r} needs the training extra to load ({error}); pip install 'blackjack-env[train]'"
         ) from None
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ValueError(f"--policy {spec!r} is not a loadable saved agent ({error})") from None
+
+
+def _agent_policy(path: Path, spec: str) -> Policy:
+    agent = load_agent_of(spec)
     table = agent.to_table()
     return Policy.random() if table is None else Policy.from_table(table)

@@ -1,7 +1,8 @@
 """``blackjack-train --algo batch-ppo`` (train/batch_ppo.py): masks hold in the batched rollout, a
 short run learns, resumes equal to an uninterrupted run, the same seed is the same run, the agent
-exports and plays (``blackjack-evaluate --policy RUN_DIR``), the shoe game trains and plays legal
-bets, and bad input is one line."""
+exports and plays (``blackjack-evaluate --policy RUN_DIR``), the shoe game trains, plays legal
+bets and is evaluated by ``blackjack-evaluate --policy RUN_DIR`` in the vector env, and bad input is
+one line."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from blackjack_env import Rules  # noqa: E402
 from blackjack_env.agents import load_agent  # noqa: E402
 from blackjack_env.agents.batch_ppo import BatchPPOAgent, network  # noqa: E402
 from blackjack_env.evaluate.cli import main as evaluate_main  # noqa: E402
+from blackjack_env.evaluate.shoe_agents import paired_evaluation  # noqa: E402
 from blackjack_env.train.batch_ppo import (  # noqa: E402
     BatchPPOConfig,
     EpisodeStats,
@@ -112,6 +114,24 @@ def test_the_shoe_game_trains_and_plays_legal_bets(tmp_path: Path, capsys: pytes
             obs, info = env.reset()
     with pytest.raises(ValueError, match="plays by the count"):
         agent.to_table()
+    # blackjack-evaluate plays it in the vector env: the paired evaluation the run uses, on the rounds asked
+    capsys.readouterr()
+    assert evaluate_main(["--policy", str(run), "--rounds", "3000", "--seed", "5", "--json", "--no-progress"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    row = paired_evaluation(agent, 3000, 5)
+    assert out["played_in"] == "vector env" and out["rounds"] == row["rounds"] >= 3000
+    assert (out["ev"], out["ev_diff"], out["flat_ev_diff"]) == (row["ev"], row["gain_vs_basic"], row["flat_gain"])
+    assert out["ev_diff_ci95"][0] < out["ev_diff"] < out["ev_diff_ci95"][1] and not out["interrupted"]
+    assert out["rules_source"] == str(run / "rules.json") and (out["seats"], out["seat"]) == (1, 0)
+    refused = [
+        (["--baseline", "hilo-i18-fab4"], "give --baseline basic or none"),
+        (["--seats", "3"], "leave out --seats and --seat"),
+        (["--spread", "1-8"], "leave out --spread"),
+    ]
+    for argv, says in refused:
+        assert evaluate_main(["--policy", str(run), *argv, "--rounds", "100"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and says in err
 
 
 @pytest.mark.parametrize(

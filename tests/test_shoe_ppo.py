@@ -87,10 +87,10 @@ def test_tiny_run_writes_its_curve_resumes_exactly_and_loads(tmp_path: Path, cap
             obs, info = env.reset()
     with pytest.raises(ValueError, match="plays by the count"):
         agent.to_table()
-    capsys.readouterr()
-    assert evaluate_main(["--policy", str(whole), "--rounds", "1e4", "--no-progress"]) == 2
-    error = capsys.readouterr().err.strip()
-    assert len(error.splitlines()) == 1 and "plays by the count" in error
+    capsys.readouterr()  # blackjack-evaluate plays it in the vector env, beside basic strategy on the same shoes
+    assert evaluate_main(["--policy", str(whole), "--rounds", "1e4", "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "played in the vector env at seat 0 of 1" in text and "difference (policy - baseline, same shoes)" in text
 
 
 @pytest.mark.parametrize(
