@@ -195,6 +195,15 @@ N_DEALER_OUTCOMES = 7
 DEALER_BUST = 5
 DEALER_BLACKJACK = 6
 MIN_UNSEEN_FOR_EXPECTED = 12  # fewer unseen cards could run the shoe out mid-round
+# The dealer-outcome cache of the expected reward (``_cached_dealer_outcomes``): a row holds the walk's
+# inputs (DEALER_KEY of them: the up card's value, whether a peek ruled out a blackjack, H17, a finite
+# shoe, and the unseen cards of each value 1..10), then the N_DEALER_OUTCOMES probabilities they give.
+DEALER_KEY = 14
+DEALER_ROW = DEALER_KEY + N_DEALER_OUTCOMES
+#: Rows an env with the expected reward keeps (2^15, 5.5 MB): a round shuffled every time deals far
+#: fewer distinct (up card, unseen cards) pairs, so nearly every round after the first thousands finds
+#: its dealer's outcomes there instead of walking them again.
+DEALER_CACHE_ROWS = 1 << 15
 
 # Small dtypes keep a table in few cache lines (a hand is one 64-byte line), which matters when
 # the vector env steps thousands of tables.
@@ -745,6 +754,12 @@ def new_res(seats: int = 1) -> np.ndarray:
     return np.zeros(seats * RES_SIZE, np.float64)
 
 
+def new_dealer_cache(expected: bool) -> np.ndarray:
+    """The dealer-outcome cache of a table or a batch of them (shared: the rules are): DEALER_CACHE_ROWS
+    empty rows (a key of -1, which no up card has) for the expected reward, none for the dealt one."""
+    return np.full((DEALER_CACHE_ROWS if expected else 0, DEALER_ROW), -1.0)
+
+
 # ============================================================================= round flow
 @njit(cache=True, _nrt=False, inline="always")
 def shuffle_due(st):
@@ -1090,7 +1105,7 @@ def _step_between(st, hands, shoe, action):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def step_round(st, hands, shoe, rv, res, action, at_table):
+def step_round(st, hands, shoe, rv, res, dealer, action, at_table):
     """Apply the acting seat's legal action and move to the next decision at the table;
     returns seat 0's reward once the round is over, else 0 (every seat's is in its res block).
 
@@ -1105,7 +1120,7 @@ def step_round(st, hands, shoe, rv, res, action, at_table):
     else:
         over = _step_between(st, hands, shoe, action)
     if over:
-        finish_round(st, hands, shoe, rv, res, at_table)
+        finish_round(st, hands, shoe, rv, res, dealer, at_table)
     return res[RES_REWARD] if over else 0.0
 
 
@@ -1166,8 +1181,9 @@ def settle(st, hands, rv, res, dealer_total, dealer_bj, at_table):
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
-def finish_round(st, hands, shoe, rv, res, at_table):
-    """Play the dealer's hand as far as the table needs it, then settle every seat's bets.
+def finish_round(st, hands, shoe, rv, res, dealer, at_table):
+    """Play the dealer's hand as far as the table needs it, then settle every seat's bets (``dealer``:
+    the dealer-outcome cache of the expected reward, ``new_dealer_cache``).
 
     The dealer draws while any hand at the table must be compared with the dealer's total; a
     no-hole-card dealer takes the second card when any seat's result depends on it. A lone
@@ -1179,7 +1195,7 @@ def finish_round(st, hands, shoe, rv, res, at_table):
     st[S_PHASE] = P_OVER
     expected = st[S_REWARD_MODE] == REWARD_EXPECTED and _dealer_unknown(st, needs_card)
     if expected:
-        _expected_rewards(st, hands, rv, res)
+        _expected_rewards(st, hands, rv, res, dealer)
     hole = st[S_DEALER_N] == 1 and needs_card  # no hole card: the second card comes now
     st[S_HOLE_HIDDEN] = 0
     dealer_bj = False
@@ -1290,10 +1306,10 @@ def _dealer_unknown(st, needs_card):
 
 
 @njit(cache=True, _nrt=False, forceinline=False)
-def _expected_rewards(st, hands, rv, res):
+def _expected_rewards(st, hands, rv, res, dealer):
     """Every playing seat's reward as its result averaged over the dealer's possible outcomes
-    (their probabilities in seat 0's scratch, ``_dealer_outcomes``)."""
-    _dealer_outcomes(st, res)
+    (their probabilities in seat 0's scratch, ``_cached_dealer_outcomes``)."""
+    _cached_dealer_outcomes(st, res, dealer)
     for s in range(st[S_SEATS]):
         if st[seat_slot(s, SEAT_ACTIVE)] != 0:
             _switch_seat(st, s)
@@ -1313,6 +1329,49 @@ def _expected_result(st, hands, rv, res):
             bj = outcome == DEALER_BLACKJACK
             expected += p * settle(st, hands, rv, res, 21 if bj else 17 + outcome, bj, TABLE)
     return expected
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _dealer_key(st, k):
+    """Input k of the dealer's walk (DEALER_KEY of them, in the order of a dealer-cache row)."""
+    if k == 0:
+        return card_value(st[S_DEALER])
+    if k == 1:
+        return 1 if st[S_PEEKED] != 0 else 0
+    if k == 2:
+        return st[S_RULES + R_H17]
+    if k == 3:
+        return 1 if st[S_RULES + R_DECKS] != 0 else 0
+    return st[S_UNSEEN + k - 3]
+
+
+@njit(cache=True, _nrt=False, forceinline=False)
+def _cached_dealer_outcomes(st, res, dealer):
+    """``_dealer_outcomes``, looked up first in the cache ``dealer`` (rows a power of two; none: always
+    walked): the row its inputs hash to holds them and their outcomes, or is overwritten with them.
+    A row is used only when every input matches, so the probabilities are the walk's to the bit."""
+    rows = dealer.shape[0]
+    if rows == 0:
+        _dealer_outcomes(st, res)
+        return
+    h = 0
+    for k in range(DEALER_KEY):
+        h = h * 1000003 + _dealer_key(st, k)  # wraps around in 64 bits
+    row = dealer[(h ^ (h >> 29)) & (rows - 1)]
+    hit = True
+    for k in range(DEALER_KEY):
+        if row[k] != _dealer_key(st, k):
+            hit = False
+            break
+    if hit:
+        for outcome in range(N_DEALER_OUTCOMES):
+            res[RES_DEALER + outcome] = row[DEALER_KEY + outcome]
+        return
+    _dealer_outcomes(st, res)
+    for k in range(DEALER_KEY):
+        row[k] = _dealer_key(st, k)
+    for outcome in range(N_DEALER_OUTCOMES):
+        row[DEALER_KEY + outcome] = res[RES_DEALER + outcome]
 
 
 @njit(cache=True, _nrt=False, forceinline=False)

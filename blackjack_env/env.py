@@ -230,6 +230,7 @@ class BlackjackEnv(gym.Env):
         self._view = View(self._st)
         self._view.reward_mode = REWARD_MODES[reward]
         self._res = E.new_res(self.seats)
+        self._dealer = E.new_dealer_cache(reward == "expected")
         self._obs = np.zeros(len(self.observation_space.nvec), np.int64)
         self.observation_names = (*OBS_NAMES, *count_names(count_obs))
         # the other seats' policy (policy 0 of the table driver; unused at a table of one)
@@ -332,7 +333,7 @@ class BlackjackEnv(gym.Env):
     def _driver_values(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         """The table driver's values over the env's arrays (made again when the arrays are), as
         plain tuples (``table.named``: a step's call is faster so)."""
-        table = T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask)
+        table = T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._dealer)
         return tuple(table), tuple(T.Policies(self._kinds, self._actions, self._insurance, self._prngs, None))
 
     def _first_decision_mask(self, seed: int | None) -> np.ndarray | None:

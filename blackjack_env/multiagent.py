@@ -192,7 +192,10 @@ class BlackjackTableEnv(AECEnv):
         self._prngs = self._policies.prngs
         self._mask = np.zeros(E.N_ACTIONS, np.bool_)
         self._obs = np.zeros(len(nvec), np.int64)
-        self._table = T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask)
+        self._dealer = E.new_dealer_cache(reward == "expected")
+        self._table = T.Table(
+            self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._dealer
+        )
         self._levels = np.full(self.seats, -1, np.int64)  # each seat's bet this round (shoe games)
         self._dealt_levels = self._levels.copy()  # the bets of the round on the table (its pictures)
         self._betting = -1  # the seat whose bet is due (shoe games), else -1

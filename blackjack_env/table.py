@@ -33,7 +33,9 @@ class Table(NamedTuple):
     """One table's arrays (``engine``'s layout), passed to the kernels as one value: its state
     ``st``, ``hands``, ``shoe``, the rules ``rv``, the results ``res``, and the acting seat's
     observation ``obs`` and legal actions ``mask`` (a kernel that writes no observation gives an
-    empty ``obs``). The vector env keeps a batch of them, one row a table (``table_at``)."""
+    empty ``obs``), and the expected reward's dealer-outcome cache ``dealer`` (``engine.new_dealer_cache``;
+    no rows for the dealt reward). The vector env keeps a batch of them, one row a table (``table_at``;
+    the rules and the cache shared)."""
 
     st: np.ndarray
     hands: np.ndarray
@@ -42,6 +44,7 @@ class Table(NamedTuple):
     res: np.ndarray
     obs: np.ndarray
     mask: np.ndarray
+    dealer: np.ndarray
 
 
 class Policies(NamedTuple):
@@ -72,7 +75,8 @@ class Chunk(NamedTuple):
 
 
 def new_table(rules_array: np.ndarray, seats: int = 1, n_obs: int = 0) -> Table:
-    """Zeroed arrays of a table of ``seats`` boxes for these rules (an ``n_obs`` observation)."""
+    """Zeroed arrays of a table of ``seats`` boxes for these rules (an ``n_obs`` observation), which
+    settles the dealt result (no dealer-outcome cache)."""
     return Table(
         np.zeros(E.ST_SIZE, np.int64),
         E.new_hands(seats),
@@ -81,6 +85,7 @@ def new_table(rules_array: np.ndarray, seats: int = 1, n_obs: int = 0) -> Table:
         E.new_res(seats),
         np.zeros(n_obs, np.int64),
         np.zeros(E.N_ACTIONS, np.bool_),
+        E.new_dealer_cache(False),
     )
 
 
@@ -139,13 +144,14 @@ def play_action(table, action, at_table):
     if action < 0:
         E.start_round(table.st, table.hands, table.shoe, table.res, at_table)
     else:
-        E.step_round(table.st, table.hands, table.shoe, table.rv, table.res, action, at_table)
+        E.step_round(table.st, table.hands, table.shoe, table.rv, table.res, table.dealer, action, at_table)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)
 def table_at(tables, i):
-    """Table i of a batch (the vector env's arrays, one row a table; the rules shared)."""
-    return Table(tables.st[i], tables.hands[i], tables.shoe[i], tables.rv, tables.res[i], tables.obs[i], tables.mask[i])
+    """Table i of a batch (the vector env's arrays, one row a table; the rules and the dealer cache shared)."""
+    st, hands, shoe, res = tables.st[i], tables.hands[i], tables.shoe[i], tables.res[i]
+    return Table(st, hands, shoe, tables.rv, res, tables.obs[i], tables.mask[i], tables.dealer)
 
 
 @njit(cache=True, _nrt=False, forceinline=True)

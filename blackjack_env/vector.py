@@ -273,7 +273,10 @@ class BlackjackVectorEnv(VectorEnv):
         kind, table = table_policy(rules, others, self.seats)
         self._prngs = np.zeros((n, 1, 4), np.int64)
         # plain tuples: numba types them faster than named ones on every call (table.named)
-        self._tables = tuple(T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask))
+        self._dealer = E.new_dealer_cache(reward == "expected")  # shared by the tables, as the rules are
+        self._tables = tuple(
+            T.Table(self._st, self._hands, self._shoe, self._rv, self._res, self._obs, self._mask, self._dealer)
+        )
         kinds, actions, insurance = T.driver_policies(kind, table)
         self._policies = tuple(T.Policies(kinds, actions, insurance, self._prngs, None))
         self._bets = np.array(bets or (1.0,), np.float64)

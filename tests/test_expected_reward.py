@@ -14,6 +14,7 @@ from rule_sets import random_rules
 
 import blackjack_env  # noqa: F401  (registers the env)
 from blackjack_env import Action, BlackjackEnv, Phase, Rules
+from blackjack_env import engine as E
 from blackjack_env.solver._analysis import hand_evs
 from blackjack_env.vector import BlackjackVectorEnv
 
@@ -177,3 +178,28 @@ def test_bad_reward_option_is_named() -> None:
         BlackjackEnv(reward="mean")
     with pytest.raises(ValueError, match="reward must be one of"):
         BlackjackVectorEnv(2, reward="exact")
+
+
+@pytest.mark.parametrize("rows", [2, E.DEALER_CACHE_ROWS])
+@pytest.mark.parametrize("case", range(3))
+def test_the_dealer_cache_changes_no_reward(case: int, rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The expected reward's dealer-outcome cache, full size or two rows (nearly every lookup a clash
+    that must be told apart by its key), pays to the bit what walking the dealer's outcomes every round
+    pays, on identical cards and play under random rules (an infinite deck and no hole card among them)."""
+    rng = np.random.default_rng(300 + case)
+    rules = random_rules(rng, penetrations=(0.0, 0.75))
+    paid = {}
+    for cache_rows in (0, rows):
+        monkeypatch.setattr(E, "new_dealer_cache", lambda expected, n=cache_rows: np.full((n, E.DEALER_ROW), -1.0))
+        env = BlackjackVectorEnv(256, rules=rules, reward="expected")
+        _, info = env.reset(seed=case)
+        actions_rng = np.random.default_rng(case)
+        rewards = []
+        for _ in range(200):
+            actions = np.argmax(actions_rng.random(info["action_mask"].shape) * info["action_mask"], axis=1)
+            _, reward, _, _, info = env.step(actions)
+            rewards.append(reward)
+        paid[cache_rows] = np.array(rewards)
+        if cache_rows:
+            assert (env._dealer[:, 0] >= 0).any()  # the cache was filled and read
+    np.testing.assert_array_equal(paid[0], paid[rows])
