@@ -238,9 +238,10 @@ def plot_shoe(runs: list[Path], out: Path) -> None:
     _scale_to_later_rows(flat_ax, x0, flat_values, flat_values[::3])
     for ax in (ev_ax, flat_ax, bet_ax):
         ax.grid(True, alpha=0.3)
-    bet_ax.legend(*ev_ax.get_legend_handles_labels(), fontsize=7, loc="best")  # the emptiest panel
+    handles, labels = ev_ax.get_legend_handles_labels()  # below the panels, clear of the curves
+    legend = fig.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=110, bbox_extra_artists=[legend], bbox_inches="tight")
     plt.close(fig)
     print(f"wrote {out}")
 

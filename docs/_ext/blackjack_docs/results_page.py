@@ -641,6 +641,51 @@ def shoe_batch_ppo(results: Path) -> str:
     return table(["run", "settings", "seed", "steps", *SHOE_EVALUATION_HEADER, "wall min"], rows)
 
 
+#: Where the shoe's batch-PPO runs were scored on their own shoes (``blackjack-evaluate --policy RUN_DIR
+#: --json``, one file a run, named by its training run) beside Hi-Lo I18 + Fab 4 (``hilo.json``).
+SHOE_MARKS = "shoe-batch-ppo-marks"
+
+
+def shoe_batch_ppo_marks(results: Path) -> str:
+    """Each scored shoe batch-PPO run, per 100 rounds with 95% CIs: its EV with its bets, its gains over
+    basic strategy on the same shoes, and its EV minus Hi-Lo I18 + Fab 4's with the same bets (other
+    shoes: the intervals combined)."""
+    folder = results / SHOE_MARKS
+    hilo = read_json(folder / "hilo.json")
+    rows = []
+    for path in sorted(p for p in folder.glob("*.json") if p.name != "hilo.json"):
+        e = read_json(path)
+        run = results / path.stem
+        wall = read_csv(run / "metrics.csv")[-1]["wall_s"] / 60
+        vs_hilo = e["ev"] - hilo["ev"]
+        half = 1.96 * (e["stderr"] ** 2 + hilo["stderr"] ** 2) ** 0.5
+        rows.append(
+            [
+                f"`{path.stem}`",
+                str(read_json(run / "config.json")["args"]["seed"]),
+                f"{wall:.1f}",
+                f"{count(e['rounds'])}, seed {e['seed']}",
+                with_ci(e["ev"], e["ci95"], 2, 100),
+                f"{e['avg_bet']:.2f}",
+                with_ci(e["ev_diff"], e["ev_diff_ci95"], 2, 100),
+                with_ci(e["flat_ev_diff"], e["flat_ev_diff_ci95"], 3, 100),
+                with_ci(vs_hilo, [vs_hilo - half, vs_hilo + half], 2, 100),
+            ]
+        )
+    header = [
+        "run",
+        "seed",
+        "training min",
+        "rounds scored",
+        "EV with its bets",
+        "average bet",
+        "minus basic strategy (paired)",
+        "its play at a flat bet minus basic strategy (paired)",
+        f"minus Hi-Lo I18 + Fab 4 ({signed(100 * hilo['ev'], 2)}; other shoes)",
+    ]
+    return table(header, rows)
+
+
 #: Every generated table: its file name (without ``.inc``) and the function that builds it.
 TABLES: dict[str, Callable[[Path], str]] = {
     "house-edges": house_edges,
@@ -656,6 +701,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "linear-every-seat": linear_every_seat,
     "ppo-shoe": ppo_shoe,
     "shoe-batch-ppo": shoe_batch_ppo,
+    SHOE_MARKS: shoe_batch_ppo_marks,
 }
 
 
