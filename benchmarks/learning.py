@@ -193,6 +193,16 @@ def _scale_to_later_rows(ax: Any, x0: float, values: list[list[float]], marked: 
             )
 
 
+def to_palette(path: Path | str) -> None:
+    """Rewrite a PNG with 256 colours: the overlapping translucent bands of many runs otherwise make a
+    picture several times the size the docs take (their tests keep each under 200 kB)."""
+    from PIL import Image  # matplotlib's own dependency
+
+    with Image.open(path) as picture:
+        small = picture.convert("RGB").quantize(256)
+    small.save(path, optimize=True)
+
+
 def plot_shoe(runs: list[Path], out: Path) -> None:
     """A PPO run on the shoe game (``--env shoe --algo ppo``) against env steps, one colour per run: its EV
     per 100 rounds with its bets beside Hi-Lo I18 + Fab 4 with the EV-maximising use of the same bets
@@ -242,6 +252,7 @@ def plot_shoe(runs: list[Path], out: Path) -> None:
     legend = fig.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout()
     fig.savefig(out, dpi=110, bbox_extra_artists=[legend], bbox_inches="tight")
+    to_palette(out)
     plt.close(fig)
     print(f"wrote {out}")
 

@@ -177,6 +177,24 @@ def test_learning_to_count_tables_are_the_results_files(tables: dict[str, str]) 
         assert row[5] == f"{last['avg_bet']:.3f}" and row[7].startswith(f"{100 * last['flat_gain']:+.2f} ")
 
 
+def test_the_shoe_marks_are_todays_defaults_scored_as_the_table_says(tables: dict[str, str]) -> None:
+    """The shoe's batch-PPO marks table: a row per scored run, its EV the file's, and every scored run
+    trained on today's shoe defaults (``--env shoe --algo batch-ppo``) at bets 1, 2, 4, 8, 75% dealt."""
+    pytest.importorskip("torch")
+    from blackjack_env.train.cli import build_parser, resolve_args
+
+    defaults = vars(resolve_args(build_parser().parse_args(["--env", "shoe", "--algo", "batch-ppo"])))
+    files = sorted(p for p in (RESULTS / R.SHOE_MARKS).glob("*.json") if p.name != "hilo.json")
+    marks = rows(tables[R.SHOE_MARKS])
+    assert [row[0] for row in marks] == [f"`{path.stem}`" for path in files] and len(files) >= 5
+    for row, path in zip(marks, files, strict=True):
+        scored = json.loads(path.read_text())
+        assert row[4].startswith(f"{100 * scored['ev']:+.2f} ") and scored["rounds"] >= 10_000_000
+        assert scored["bets"] == [1.0, 2.0, 4.0, 8.0] and scored["rules"]["penetration"] == 0.75
+        args = json.loads((RESULTS / path.stem / "config.json").read_text())["args"]
+        assert {key: args[key] for key in R.BATCH_PPO_SETTINGS} == {key: defaults[key] for key in R.BATCH_PPO_SETTINGS}
+
+
 def test_the_prose_figures_are_the_files() -> None:
     """Figures written by hand in the pages' prose, each against the file it comes from."""
     data = json.loads((RESULTS / "learning-to-count" / "results.json").read_text())

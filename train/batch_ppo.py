@@ -9,10 +9,11 @@ network per sample; here the compiled vector env steps ``num_tables`` tables per
 tensor is a whole batch and the network is small, so the whole loop runs tens of thousands of env
 steps per second on two cores.
 
-* Throughput (benchmarks/deep_rl_speed.py, this 2-core machine): about 35,000 env steps per second of
-  the whole loop on one torch thread (``blackjack-train``'s default) paid the expected reward, 82,000
-  paid the dealt result: the expected reward's walk over the dealer's outcomes every round raises
-  collecting the rollouts from 18% of the time to 62%.
+* Throughput (benchmarks/deep_rl_speed.py, this 2-core machine, quiet): the whole loop on one torch
+  thread (``blackjack-train``'s default) runs about 88,000 env steps per second on the one-round game
+  paid the expected reward, 99,000 paid the dealt result (the env remembers the dealer's outcomes by up
+  card and unseen cards); on the shoe, whose unseen cards are new almost every round, 52,000 against
+  85,000 (collecting the rollouts takes 50% of the time against 18%).
   Two threads gave 152,000 with the dealt result on an idle machine but 5,000-9,000 beside one other
   busy process (torch's pool spins), so one it is.
 * Episodes end at the same step (the next episode's first observation comes back at once); on the
@@ -68,8 +69,8 @@ class BatchPPOConfig:
     # the one-round game's defaults (the expected reward and 2e7 steps with ent_coef 0.02, then 0.04)
     # against the first ones (0.01, the dealt result, 3e7), each change paired on fresh seeds:
     # docs/results/learning.md. 0.04 keeps a rare hand's right action from collapsing to a probability
-    # near 0, where neither its gradient nor the bonus's can raise it. The shoe keeps the first ones
-    # (train/registry.py): the change is measured there on two seeds only (docs/results/learning-to-count.md)
+    # near 0, where neither its gradient nor the bonus's can raise it. The shoe takes them too (for 3e7
+    # steps): there the first ones learned to bet the minimum (docs/results/learning-to-count.md)
     ent_coef: float = 0.04
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
