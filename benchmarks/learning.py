@@ -143,6 +143,7 @@ def plot_curves(runs: list[Path], out: Path) -> None:
     by_steps.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
+    to_palette(out)
     print(f"wrote {out}")
 
 

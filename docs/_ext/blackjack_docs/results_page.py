@@ -284,6 +284,11 @@ BATCH_PPO_PAIRED = {
         ("2.5e7 steps", "batch-ppo-expected-ent0.04-2.5e7-seed{seed}"),
         (401, 402, 403),
     ),
+    "batch-ppo-paired-3e7": Paired(
+        ("2e7 steps", "batch-ppo-expected-ent0.04-seed{seed}"),
+        ("3e7 steps", "batch-ppo-expected-ent0.04-3e7-seed{seed}"),
+        (801, 802, 803, 804, 805),
+    ),
 }
 #: The comparison whose second side is batch-PPO's one-round defaults today.
 BATCH_PPO_DEFAULTS_PAIRED = "batch-ppo-paired-ent0.04"
