@@ -123,6 +123,11 @@ def test_the_shoe_game_trains_and_plays_legal_bets(tmp_path: Path, capsys: pytes
     assert (out["ev"], out["ev_diff"], out["flat_ev_diff"]) == (row["ev"], row["gain_vs_basic"], row["flat_gain"])
     assert out["ev_diff_ci95"][0] < out["ev_diff"] < out["ev_diff_ci95"][1] and not out["interrupted"]
     assert out["rules_source"] == str(run / "rules.json") and (out["seats"], out["seat"]) == (1, 0)
+    # --ceiling: the ceiling of its own game, seat and bets, beside its paired gain
+    argv = ["--policy", str(run), "--rounds", "2000", "--ceiling", "--ceiling-samples", "2", "--json", "--no-progress"]
+    assert evaluate_main(argv) == 0
+    ceiling = json.loads(capsys.readouterr().out)["ceiling"]
+    assert ceiling["bets"] == [1.0, 2.0, 4.0, 8.0] and ceiling["samples"] == 2 and "share" in ceiling
     refused = [
         (["--baseline", "hilo-i18-fab4"], "give --baseline basic or none"),
         (["--seats", "3"], "leave out --seats and --seat"),
