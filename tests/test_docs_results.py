@@ -189,7 +189,7 @@ def test_the_shoe_marks_are_todays_defaults_scored_as_the_table_says(tables: dic
     assert [row[0] for row in marks] == [f"`{path.stem}`" for path in files] and len(files) >= 5
     for row, path in zip(marks, files, strict=True):
         scored = json.loads(path.read_text())
-        assert row[4].startswith(f"{100 * scored['ev']:+.2f} ") and scored["rounds"] >= 10_000_000
+        assert row[5].startswith(f"{100 * scored['ev']:+.2f} ") and scored["rounds"] >= 10_000_000
         assert scored["bets"] == [1.0, 2.0, 4.0, 8.0] and scored["rules"]["penetration"] == 0.75
         args = json.loads((RESULTS / path.stem / "config.json").read_text())["args"]
         assert {key: args[key] for key in R.BATCH_PPO_SETTINGS} == {key: defaults[key] for key in R.BATCH_PPO_SETTINGS}

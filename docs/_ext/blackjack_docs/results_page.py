@@ -646,17 +646,19 @@ def shoe_batch_ppo(results: Path) -> str:
     return table(["run", "settings", "seed", "steps", *SHOE_EVALUATION_HEADER, "wall min"], rows)
 
 
-#: Where the shoe's batch-PPO runs were scored on their own shoes (``blackjack-evaluate --policy RUN_DIR
-#: --json``, one file a run, named by its training run) beside Hi-Lo I18 + Fab 4 (``hilo.json``).
+#: Folders of shoe batch-PPO runs scored on their own shoes (``blackjack-evaluate --policy RUN_DIR --json``,
+#: one file a run, named by its training run): the marks (fresh seeds on the defaults, beside Hi-Lo I18 +
+#: Fab 4's ``hilo.json``) and the steps compared on the seeds that chose the defaults (the same Hi-Lo).
 SHOE_MARKS = "shoe-batch-ppo-marks"
+SHOE_STEPS = "shoe-batch-ppo-steps"
 
 
-def shoe_batch_ppo_marks(results: Path) -> str:
-    """Each scored shoe batch-PPO run, per 100 rounds with 95% CIs: its EV with its bets, its gains over
-    basic strategy on the same shoes, and its EV minus Hi-Lo I18 + Fab 4's with the same bets (other
-    shoes: the intervals combined)."""
-    folder = results / SHOE_MARKS
-    hilo = read_json(folder / "hilo.json")
+def scored_shoe_runs(name: str, results: Path) -> str:
+    """Each shoe batch-PPO run scored in folder ``name``, per 100 rounds with 95% CIs: its EV with its bets,
+    its gains over basic strategy on the same shoes, and its EV minus Hi-Lo I18 + Fab 4's with the same
+    bets (other shoes: the intervals combined)."""
+    folder = results / name
+    hilo = read_json(results / SHOE_MARKS / "hilo.json")
     rows = []
     for path in sorted(p for p in folder.glob("*.json") if p.name != "hilo.json"):
         e = read_json(path)
@@ -664,10 +666,12 @@ def shoe_batch_ppo_marks(results: Path) -> str:
         wall = read_csv(run / "metrics.csv")[-1]["wall_s"] / 60
         vs_hilo = e["ev"] - hilo["ev"]
         half = 1.96 * (e["stderr"] ** 2 + hilo["stderr"] ** 2) ** 0.5
+        args = read_json(run / "config.json")["args"]
         rows.append(
             [
                 f"`{path.stem}`",
-                str(read_json(run / "config.json")["args"]["seed"]),
+                str(args["seed"]),
+                count(args["steps"]),
                 f"{wall:.1f}",
                 f"{count(e['rounds'])}, seed {e['seed']}",
                 with_ci(e["ev"], e["ci95"], 2, 100),
@@ -680,6 +684,7 @@ def shoe_batch_ppo_marks(results: Path) -> str:
     header = [
         "run",
         "seed",
+        "steps",
         "training min",
         "rounds scored",
         "EV with its bets",
@@ -706,7 +711,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "linear-every-seat": linear_every_seat,
     "ppo-shoe": ppo_shoe,
     "shoe-batch-ppo": shoe_batch_ppo,
-    SHOE_MARKS: shoe_batch_ppo_marks,
+    **{name: partial(scored_shoe_runs, name) for name in (SHOE_MARKS, SHOE_STEPS)},
 }
 
 
