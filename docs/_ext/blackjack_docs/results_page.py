@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -663,16 +664,15 @@ def scored_shoe_runs(name: str, results: Path) -> str:
     for path in sorted(p for p in folder.glob("*.json") if p.name != "hilo.json"):
         e = read_json(path)
         run = results / path.stem
-        wall = read_csv(run / "metrics.csv")[-1]["wall_s"] / 60
+        last = read_csv(run / "metrics.csv")[-1]
         vs_hilo = e["ev"] - hilo["ev"]
-        half = 1.96 * (e["stderr"] ** 2 + hilo["stderr"] ** 2) ** 0.5
-        args = read_json(run / "config.json")["args"]
+        half = 1.96 * math.hypot(e["stderr"], hilo["stderr"])
         rows.append(
             [
                 f"`{path.stem}`",
-                str(args["seed"]),
-                count(args["steps"]),
-                f"{wall:.1f}",
+                str(read_json(run / "config.json")["args"]["seed"]),
+                count(last["step"]),
+                f"{last['wall_s'] / 60:.1f}",
                 f"{count(e['rounds'])}, seed {e['seed']}",
                 with_ci(e["ev"], e["ci95"], 2, 100),
                 f"{e['avg_bet']:.2f}",
