@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from blackjack_env.agents.loading import one_torch_thread
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, SimulationResult, interval
 from blackjack_env.solver import solve
@@ -40,10 +39,11 @@ from .options import (
     game_ceiling,
     note_compile,
     policy_rules,
+    shoe_agent_for,
     table_from_args,
     warnings_as_lines,
 )
-from .policies import is_counting, load_agent_of, load_policy, shoe_agent_run
+from .policies import is_counting, load_policy, shoe_agent_run
 from .runner import RunOutcome
 
 PROG = "blackjack-evaluate"
@@ -284,32 +284,16 @@ def run_shoe_agent(args: argparse.Namespace, rules: Rules, rules_source: Any) ->
     and with its own bets."""
     from .shoe_agents import paired_evaluation  # start-up time: only this path plays the vector env
 
-    refused = [
-        flag
-        for flag, given in (
-            ("--spread", args.spread is not None),
-            ("--exact", args.exact),
-            ("--bankroll", args.bankroll is not None),
-            ("--backend ray", args.backend == "ray"),
-        )
-        if given
-    ]
-    what = f"--policy {args.policy} is a network of the shoe game, played in the vector env with its own bets"
-    if refused:
-        raise CliError(f"{what}: leave out {', '.join(refused)}")
-    if args.baseline not in (None, "basic"):
-        raise CliError(
-            f"{what} beside basic strategy at a flat bet: give --baseline basic or none, not {args.baseline!r}"
-        )
-    agent: Any = load_agent_of(args.policy)
-    one_torch_thread()
-    own_seat = (agent.shoe["seats"], agent.shoe["seat"])
-    if (args.seats, args.seat) not in ((1, 0), own_seat):
-        raise CliError(
-            f"{what}, at the seat it learned: seat {own_seat[1]} of {own_seat[0]}; leave out --seats and --seat "
-            f"(got seat {args.seat} of {args.seats})"
-        )
-    args.seats, args.seat = own_seat
+    agent = shoe_agent_for(
+        args,
+        {
+            "--spread": args.spread is not None,
+            "--exact": args.exact,
+            "--bankroll": args.bankroll is not None,
+            "--backend ray": args.backend == "ray",
+        },
+        args.baseline,
+    )
     if args.ceiling:
         check_rules(rules, args.ceiling_samples, args.seats, args.seat)
     feedback = RunFeedback(PROG, args.rounds, bar=not args.no_progress and sys.stderr.isatty())
@@ -346,6 +330,7 @@ def run_shoe_agent(args: argparse.Namespace, rules: Rules, rules_source: Any) ->
         "ev_diff_ci95": [row["gain_vs_basic_low"], row["gain_vs_basic_high"]],
         "paired_rounds": rounds,
         "flat_ev": row["ev_flat"],
+        "flat_ci95": interval(row["ev_flat"], row["stderr_flat"]),
         "flat_ev_diff": row["flat_gain"],
         "flat_ev_diff_ci95": [row["flat_gain_low"], row["flat_gain_high"]],
     }

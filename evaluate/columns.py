@@ -27,5 +27,19 @@ GAIN_COLUMNS = (
 )
 #: Every column a shoe run writes (``--ceiling`` appends ``train/ceiling.py``'s ``CEILING_COLUMNS``).
 SHOE_COLUMNS = (*GAIN_COLUMNS, "deviations", "max_bet_from", "wall_s")
+#: Every column a network's shoe run writes (``--algo ppo`` or ``batch-ppo``: ``train/shoe_ppo.py``): the paired
+#: gains over basic strategy, Hi-Lo I18 + Fab 4's EV (simulated apart, so its gain is unpaired), the average bet.
+NET_COLUMNS = (
+    "step",
+    "ev",
+    "ev_basic",
+    "ev_hilo",
+    *with_ci("gain_vs_basic"),
+    *with_ci("flat_gain"),
+    *with_ci("gain_vs_hilo"),
+    "avg_bet",
+    "rounds",
+    "wall_s",
+)
 #: The columns the report's learning curve needs: the gains against rounds and against wall time.
 CURVE_COLUMNS = (*GAIN_COLUMNS, "wall_s")

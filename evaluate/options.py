@@ -27,7 +27,7 @@ from blackjack_env.solver.ceiling import STRATA as CEILING_STRATA
 from blackjack_env.solver.ceiling import ceiling, policy_bets
 
 from . import runner
-from .policies import POLICY_CHOICES, basic_strategy_table, run_rules
+from .policies import POLICY_CHOICES, basic_strategy_table, load_agent_of, run_rules
 from .runner import RunOutcome, default_workers
 
 #: What a first compile of a simulation kernel takes on a 2-core machine, cold caches (the quick start's
@@ -238,6 +238,34 @@ def ceiling_bets(policy: Policy) -> tuple[float, ...] | None:
     if policy.linear is not None and policy.linear.bets != (1.0,):
         return tuple(float(b) for b in policy.linear.bets)
     return policy_bets(policy.counting)
+
+
+def shoe_agent_for(args: argparse.Namespace, refused: dict[str, bool], baseline: str | None = None) -> Any:
+    """The network of the shoe game ``--policy`` names (``shoe_agent_run``), loaded to play on one torch
+    thread at the seat it learned (``args.seats`` and ``args.seat`` set to it). A CliError names what
+    cannot apply to it: the flags of ``refused`` given (flag: given), a ``baseline`` other than basic
+    strategy (it is played beside basic strategy at a flat bet), another seat."""
+    from blackjack_env.agents.loading import one_torch_thread  # start-up time: torch only on this path
+
+    what = f"--policy {args.policy} is a network of the shoe game, played in the vector env with its own bets"
+    given = [flag for flag, on in refused.items() if on]
+    if given:
+        raise CliError(f"{what}: leave out {', '.join(given)}")
+    if baseline not in (None, "basic"):
+        raise CliError(f"{what} beside basic strategy at a flat bet: give --baseline basic or none, not {baseline!r}")
+    try:
+        agent = load_agent_of(args.policy)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    one_torch_thread()
+    own_seat = (agent.shoe["seats"], agent.shoe["seat"])
+    if (args.seats, args.seat) not in ((1, 0), own_seat):
+        raise CliError(
+            f"{what}, at the seat it learned: seat {own_seat[1]} of {own_seat[0]}; leave out --seats and --seat "
+            f"(got seat {args.seat} of {args.seats})"
+        )
+    args.seats, args.seat = own_seat
+    return agent
 
 
 def note_compile(outcome: RunOutcome, prog: str) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from blackjack_env import engine as E
 from blackjack_env.agents.shoe_ppo import ShoePPOAgent, make_shoe_vec_env, shoe_arguments
-from blackjack_env.evaluate.columns import with_ci
+from blackjack_env.evaluate.columns import NET_COLUMNS
 from blackjack_env.evaluate.runner import simulate
 from blackjack_env.evaluate.shoe_agents import paired_evaluation
 from blackjack_env.rules import Rules
@@ -36,18 +36,6 @@ from .shoe import hilo_ev_max
 
 #: --system for PPO: what its observation carries (the shoe env's count_obs).
 OBSERVATIONS = {"hilo": "hilo", "composition": "composition"}
-PPO_SHOE_COLUMNS = (
-    "step",
-    "ev",
-    "ev_basic",
-    "ev_hilo",
-    *with_ci("gain_vs_basic"),
-    *with_ci("flat_gain"),
-    *with_ci("gain_vs_hilo"),
-    "avg_bet",
-    "rounds",
-    "wall_s",
-)
 
 
 def shoe_arguments_of(rules: Rules, system: str, bets: tuple[float, ...], seats: int, seat: int) -> dict[str, Any]:
@@ -69,7 +57,7 @@ class ShoeNetEvaluation:
     """How a network learner of the shoe game is evaluated (module docstring): :func:`paired_evaluation`
     of its agent, beside Hi-Lo I18 + Fab 4 with the EV-maximising use of the same bets."""
 
-    columns: tuple[str, ...] = PPO_SHOE_COLUMNS
+    columns: tuple[str, ...] = NET_COLUMNS
     scalar_keys: tuple[str, ...] = ("ev", "gain_vs_basic", "flat_gain", "gain_vs_hilo", "avg_bet")
 
     def __init__(self, rules: Rules, shoe: dict[str, Any], seed: int, eval_rounds: int, out: Path) -> None:
@@ -91,7 +79,12 @@ class ShoeNetEvaluation:
 
     def evaluate(self, agent: Any, rounds: int, seed: int) -> dict[str, float]:
         row = paired_evaluation(agent, rounds, seed)
-        for key in ("interrupted", "ev_flat", "stderr_basic"):  # the CLI's figures, not the run's columns
+        for key in (
+            "interrupted",
+            "ev_flat",
+            "stderr_basic",
+            "stderr_flat",
+        ):  # the CLI's figures, not the run's columns
             row.pop(key)
         ev_hilo, se_hilo = self.hilo_ev()
         gain = row["ev"] - ev_hilo

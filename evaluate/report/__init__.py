@@ -42,6 +42,13 @@ value by count), ``learned_indices.png`` (its learned deviations beside the gene
 same system, on basic strategy's chart) and, for a composition model, ``learned_count.png`` (its
 betting weights as a count's tags beside the built-in systems').
 
+A network of the shoe game (``--policy`` a ``blackjack-train --env shoe --algo ppo`` or ``--algo
+batch-ppo`` run folder) cannot run in the compiled simulator: the vector env plays it (``network``)
+with its bets, its play at a flat bet and basic strategy at a flat bet on the same shoes, gains paired
+per shoe; it gets the counter's pages (its rounds filed by the Hi-Lo true count when the bet is made,
+counted from the unseen cards) and its run's learning curve (``learner_curve.png``), without outcome
+rates or index plays.
+
 ``--run DIR`` (a training run) adds the learning curve from ``DIR/metrics.csv``: a CSV with a
 header and the columns ``step`` (training steps), ``ev_gap`` (EV minus basic strategy's EV per
 round), ``ev_gap_low`` and ``ev_gap_high`` (its 95% interval) and ``agreement`` (share of
@@ -51,7 +58,8 @@ The files are built in a temporary folder beside ``--out`` and moved in when com
 ``--out`` is created by one rename; an existing one keeps every file the report does not write,
 and the report refuses (naming them) to replace files it would write unless ``--overwrite``.
 
-The package: ``model`` (the numbers and the run that fills them), ``figures``,
+The package: ``model`` (the numbers and the run that fills them; ``learner`` and ``network`` the
+pages of a shoe learner's run and of a network), ``figures``,
 ``templates/`` (the documents' words, written once for both formats, see ``documents``),
 ``formats`` (how each kind of number is printed), ``writer`` (the one place files are
 written) and ``cli``. A new section is a template in ``templates/sections/`` included by

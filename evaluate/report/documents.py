@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from blackjack_env.simulate import OUTCOMES
 
@@ -37,6 +37,9 @@ from .formats import (
 from .learner import COUNT_FIGURE_SYSTEMS, Learner
 from .model import Ceiling, Counting, Estimate, Report
 
+if TYPE_CHECKING:
+    from .network import Network
+
 TEMPLATES = Path(__file__).with_name("templates")
 Rows = list[list[str]]
 
@@ -47,17 +50,19 @@ def _ci(low: float, high: float, formatter: Callable[[float], str] = fmt_ev) -> 
 
 
 def headline_rows(report: Report) -> Rows:
-    """The policy, basic strategy and (where it played) random play: EV, 95% CI, whose cards."""
+    """The policy, basic strategy, and where they played the policy at a flat bet and random play: EV,
+    95% CI, whose cards."""
     players = (
-        ("policy", report.policy, "the policy's cards"),
-        ("basic", "basic strategy" + (", flat bet" if report.counting else ""), "the policy's cards, every round"),
-        ("random", "random play", "the policy's cards, every round"),
+        ("policy", report.policy),
+        ("flat", "the policy at a flat bet"),
+        ("basic", "basic strategy" + (", flat bet" if report.counting else "")),
+        ("random", "random play"),
     )
     rows = []
-    for name, label, cards in players:
+    for name, label in players:
         if name in report.ev:
             estimate: Estimate = report.ev[name]
-            rows.append([label, fmt_ev(estimate.value), _ci(estimate.low, estimate.high), cards])
+            rows.append([label, fmt_ev(estimate.value), _ci(estimate.low, estimate.high), report.cards(name)])
     return rows
 
 
@@ -140,21 +145,28 @@ def bets_text(bets: tuple[float, ...] | list[float]) -> str:
     return ", ".join(f"{b:g}" for b in bets)
 
 
-def learner_curve_header(learner: Learner) -> list[str]:
-    header = ["rounds", "wall time (min)", "EV per 100, its bets", "gain over basic, its bets", "95% CI"]
-    header += ["gain over Hi-Lo EV-max", "95% CI", "flat-bet gain over basic", "95% CI", "Hi-Lo I18+Fab4 flat gain"]
+def learner_curve_header(learner: Learner | Network) -> list[str]:
+    header = [learner.trained, "wall time (min)", "EV per 100, its bets", "gain over basic, its bets", "95% CI"]
+    header += ["gain over Hi-Lo EV-max", "95% CI", "flat-bet gain over basic", "95% CI"]
+    header += ["Hi-Lo I18+Fab4 flat gain"] if _has_hilo_flat(learner) else []
     share = ["flat-bet share of the ceiling", "95% CI", "share with its bets", "95% CI"]
     return header + (share if learner.has_share else [])
 
 
-def learner_curve_rows(learner: Learner) -> Rows:
+def _has_hilo_flat(learner: Learner | Network) -> bool:
+    """Whether the run's curve has Hi-Lo I18 + Fab 4's flat-bet gain on the same shoes (a network's has not)."""
+    return bool(learner.curve) and "flat_gain_hilo" in (learner.curve or [{}])[0]
+
+
+def learner_curve_rows(learner: Learner | Network) -> Rows:
     """Per evaluation: rounds, wall time and every figure per 100 rounds (95% CIs), the share where priced."""
     rows = []
     for p in learner.curve or []:
         row = [f"{p['step']:,.0f}", f"{p['wall_s'] / 60:.1f}", fmt_per_100(p["ev"])]
         for key in ("gain_vs_basic", "gain_vs_hilo", "flat_gain"):
             row += [fmt_per_100(p[key]), _ci(p[f"{key}_low"], p[f"{key}_high"], fmt_per_100)]
-        row.append(fmt_per_100(p["flat_gain_hilo"]))
+        if _has_hilo_flat(learner):
+            row.append(fmt_per_100(p["flat_gain_hilo"]))
         if learner.has_share:
             for key in ("flat_share", "bets_share"):
                 row += [fmt_optional(p[key], fmt_share), _ci(p[f"{key}_low"], p[f"{key}_high"], fmt_share)]
@@ -263,6 +275,7 @@ def render(report: Report, markup: str, img: Callable[[str], str]) -> str:
         idx=fmt_index,
         opt=fmt_optional,
         share=fmt_share,
+        per100=fmt_per_100,
     )
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"  # the templates' spacing, tidied
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from .network import Network
+
 #: The learner's pages' figures (a blackjack-train --env shoe run as --policy).
 LEARNER_FIGURES = ("learner_curve.png", "learned_ramp.png", "learned_indices.png", "learned_count.png")
 #: Every figure a report may draw (checked against --out before any work is done).
@@ -457,12 +459,12 @@ def _fit_trained(
         )
 
 
-def learner_curve_figure(learner: Learner) -> Figure:
+def learner_curve_figure(learner: Learner | Network) -> Figure:
     """The learning curve against rounds (left) and wall time (right): the EV per 100 rounds with the
-    bets of the learner, Hi-Lo I18 + Fab 4 (EV-maximising bets) and flat basic strategy; the paired
-    gains with their bets over both (95% bands); the flat-bet gain over basic strategy beside Hi-Lo
-    I18 + Fab 4's at a flat bet on the same shoes; and, where the run priced the ceiling, the flat
-    share of it."""
+    bets of the learner, Hi-Lo I18 + Fab 4 (EV-maximising bets) and flat basic strategy; the gains
+    with their bets over both (95% bands); the flat-bet gain over basic strategy beside Hi-Lo I18 +
+    Fab 4's at a flat bet on the same shoes (where the run has it: a network's has not); and, where
+    the run priced the ceiling, the flat share of it."""
     curve = learner.curve or []
     rows = 4 if learner.has_share else 3
     fig = _figure(12, 2.6 * rows + 0.6)
@@ -479,13 +481,19 @@ def learner_curve_figure(learner: Learner) -> Figure:
         _band(gain_ax, x, curve, "gain_vs_basic", "#4c72b0", "over basic strategy (flat)")
         _band(gain_ax, x, curve, "gain_vs_hilo", "#dd8452", "over Hi-Lo I18+Fab4, EV-max bets")
         _band(flat_ax, x, curve, "flat_gain", "#8172b2", "the learner over basic strategy")
-        flat_ax.plot(
-            x, [100 * r["flat_gain_hilo"] for r in curve], ls="--", color="#dd8452", label="Hi-Lo I18+Fab4 over basic"
-        )
+        hilo_flat = curve and "flat_gain_hilo" in curve[0]
+        if hilo_flat:
+            flat_ax.plot(
+                x,
+                [100 * r["flat_gain_hilo"] for r in curve],
+                ls="--",
+                color="#dd8452",
+                label="Hi-Lo I18+Fab4 over basic",
+            )
         for ax, keys in (
             (ev_ax, ("ev", "ev_hilo", "ev_basic")),
             (gain_ax, ("gain_vs_basic_low", "gain_vs_basic_high", "gain_vs_hilo_low", "gain_vs_hilo_high")),
-            (flat_ax, ("flat_gain_low", "flat_gain_high", "flat_gain_hilo")),
+            (flat_ax, ("flat_gain_low", "flat_gain_high", *(("flat_gain_hilo",) if hilo_flat else ()))),
         ):
             ax.axhline(0, color="black", lw=0.8)
             _fit_trained(ax, curve, keys)
@@ -505,8 +513,8 @@ def learner_curve_figure(learner: Learner) -> Figure:
             flat_ax.set_ylabel("flat-bet gain\nper 100 rounds (95% CI)")
             for ax in axes[:, 0]:
                 ax.legend(loc="best", fontsize=7)
-        axes[-1, col].set_xlabel("rounds trained" if col == 0 else "wall time (minutes)")
-    axes[0, 0].set_title(f"{learner.title}: against rounds", fontsize=10, loc="left")
+        axes[-1, col].set_xlabel(learner.trained if col == 0 else "wall time (minutes)")
+    axes[0, 0].set_title(f"{learner.title}: against {learner.trained}", fontsize=10, loc="left")
     axes[0, 1].set_title("against wall time (evaluations included)", fontsize=10, loc="left")
     return fig
 
@@ -632,8 +640,9 @@ def draw_figures(report: Report, folder: Path) -> None:
         f"EV {report.ev_unit} with 95% CIs, each panel on its own scale: the policy beside basic strategy, "
         + ("and the paired gap" if report.counting else "the paired gap, and random play")
     )
-    rates_figure(report, folder / "rates.png")
-    report.figures["rates.png"] = "Outcome rates beside basic strategy's"
+    if report.rates:  # a network played in the vector env has none
+        rates_figure(report, folder / "rates.png")
+        report.figures["rates.png"] = "Outcome rates beside basic strategy's"
     if report.counting:
         counting = report.counting
         true_count_figure(counting, folder / "true_count.png")
@@ -641,7 +650,7 @@ def draw_figures(report: Report, folder: Path) -> None:
             f"EV per unit bet by {counting.count_name} with 95% CIs; below, the share of rounds at each "
             f"{counting.count_name} and the average bet there"
         )
-        if counting.model is None:  # a composition model has no index plays to mark
+        if counting.model is None and report.network is None:  # a composition model and a network: no index plays
             chart_figure(counting.basic, counting.basic, folder / "chart.png", counting.chart_marks())
             report.figures["chart.png"] = (
                 "Basic strategy's chart, which answers every question without an index play; framed cells "
@@ -664,6 +673,12 @@ def draw_figures(report: Report, folder: Path) -> None:
         report.figures["learning_curve.png"] = "Learning curve: EV gap to basic strategy and agreement"
     if report.learner:
         draw_learner_figures(report, folder)
+    if report.network and report.network.curve:
+        learner_curve_figure(report.network).savefig(folder / "learner_curve.png", format="png")
+        report.figures["learner_curve.png"] = (
+            "Learning curve against steps and wall time: EV per 100 rounds, the gains with 95% bands over basic "
+            "strategy (paired) and Hi-Lo I18 + Fab 4 (unpaired), and its play's flat-bet gain over basic strategy"
+        )
     if report.ceiling:
         ceiling = report.ceiling
         ceiling_figure(ceiling, report.policy).savefig(folder / "ceiling.png", format="png")

@@ -86,6 +86,7 @@ class Learner:
     count_tags: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     rules_source: str | None = None  # the run's file the game was taken from (None: its folder keeps none)
+    trained = "rounds trained"  # what the learning curve's steps count
 
     @property
     def title(self) -> str:
@@ -190,24 +191,33 @@ def build_learner(
 
 def read_learner_metrics(path: Path) -> list[dict[str, float]]:
     """A shoe run's metrics.csv (``CURVE_COLUMNS``, and ``SHARE_COLUMNS`` where present), checked row by row."""
+    return read_run_metrics(path, CURVE_COLUMNS, SHARE_COLUMNS, "a blackjack-train --env shoe run writes")
+
+
+def read_run_metrics(
+    path: Path,
+    columns: tuple[str, ...],
+    optional: tuple[str, ...] = (),
+    writer: str = "a network's shoe run writes",
+) -> list[dict[str, float]]:
+    """A run's metrics.csv by step: ``columns`` (each a finite number) and ``optional`` where every one
+    of them is there (numbers, NaN allowed: a share of a ceiling of 0); a CliError names a missing
+    column or a bad line (``writer``: who writes the file, for the message)."""
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
         names = reader.fieldnames or []
-        missing = [c for c in CURVE_COLUMNS if c not in names]
+        missing = [c for c in columns if c not in names]
         if missing:
-            raise CliError(
-                f"{path}: missing column(s) {', '.join(missing)}; a blackjack-train --env shoe run writes "
-                + ", ".join(CURVE_COLUMNS)
-            )
-        columns = CURVE_COLUMNS + (SHARE_COLUMNS if all(c in names for c in SHARE_COLUMNS) else ())
+            raise CliError(f"{path}: missing column(s) {', '.join(missing)}; {writer} " + ", ".join(columns))
+        read = columns + (optional if all(c in names for c in optional) else ())
         rows = []
         for line, record in enumerate(reader, start=2):
             try:
-                row = {c: float(record[c]) for c in columns}
+                row = {c: float(record[c]) for c in read}
             except (TypeError, ValueError):
-                raise CliError(f"{path} line {line}: every column of {', '.join(columns)} must be a number") from None
-            if not all(math.isfinite(row[c]) for c in CURVE_COLUMNS):
-                raise CliError(f"{path} line {line}: {', '.join(CURVE_COLUMNS)} must be finite")
+                raise CliError(f"{path} line {line}: every column of {', '.join(read)} must be a number") from None
+            if not all(math.isfinite(row[c]) for c in columns):
+                raise CliError(f"{path} line {line}: {', '.join(columns)} must be finite")
             rows.append(row)
     if not rows:
         raise CliError(f"{path}: no rows after the header")

@@ -8,8 +8,6 @@ exact analysis of a strategy table or a counter's figures, a training run's lear
 from __future__ import annotations
 
 import argparse
-import csv
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,16 +33,17 @@ from ..options import (
     policy_rules,
     table_from_args,
 )
-from ..policies import load_policy
+from ..policies import load_policy, shoe_agent_run
 from ..runner import RunOutcome
 from .formats import COUNT_FIGURES, fmt_count
-from .learner import build_learner, learner_kind
+from .learner import build_learner, learner_kind, read_run_metrics
 
 if TYPE_CHECKING:
     from blackjack_env.linear_policy import LinearModel
     from blackjack_env.simulate import Table
 
     from .learner import Learner
+    from .network import Network
 
 PROG = "blackjack-evaluate report"
 METRICS_FILE = "metrics.csv"
@@ -336,6 +335,7 @@ class Report:
     counting: Counting | None = None
     ceiling: Ceiling | None = None
     learner: Learner | None = None
+    network: Network | None = None  # a network of the shoe game, played in the vector env
     notes: list[str] = field(default_factory=list)
     figures: dict[str, str] = field(default_factory=dict)  # file name -> caption
 
@@ -343,6 +343,12 @@ class Report:
     def ev_unit(self) -> str:
         """A counter's bet varies: its EV is per round, in table-minimum units."""
         return "per round (table-minimum units)" if self.counting else "per initial bet"
+
+    def cards(self, name: str) -> str:
+        """Whose cards the player ``name`` of ``ev`` was dealt."""
+        if self.network:
+            return "the policy's shoes" if name == "policy" else "paired per shoe: the policy's shoes"
+        return "the policy's cards" if name == "policy" else "paired: the cards the policy was dealt, every round"
 
     def to_summary(self) -> dict[str, Any]:
         return {
@@ -354,12 +360,7 @@ class Report:
             "interrupted": self.interrupted,
             "ev": {name: estimate.to_dict() for name, estimate in self.ev.items()},
             "ev_unit": self.ev_unit,
-            "ev_cards": {
-                name: "the policy's cards"
-                if name == "policy"
-                else "paired: the cards the policy was dealt, every round"
-                for name in self.ev
-            },
+            "ev_cards": {name: self.cards(name) for name in self.ev},
             "gap_to_basic": {**self.gap_to_basic.to_dict(), "paired_rounds": self.paired_rounds},
             "rates": self.rates,
             "exact": self.exact,
@@ -368,6 +369,7 @@ class Report:
             "counting": self.counting.to_dict() if self.counting else None,
             "ceiling": self.ceiling.to_dict() if self.ceiling else None,
             "learner": self.learner.to_dict() if self.learner else None,
+            "network": self.network.to_dict() if self.network else None,
             "figures": sorted(self.figures),
             "notes": self.notes,
         }
@@ -403,6 +405,10 @@ def paired_run(args: argparse.Namespace, rules: Rules, policy: Policy, table: Ta
 
 def build_report(args: argparse.Namespace) -> Report:
     """Simulate, analyse and collect every number of the report."""
+    if shoe_agent_run(args.policy) is not None:
+        from .network import build_network_report  # a network's report builds on this module's
+
+        return build_network_report(args)
     rules, rules_source = policy_rules(args)
     table = table_from_args(args, rules)
     if args.ceiling:
@@ -478,7 +484,7 @@ def build_report(args: argparse.Namespace) -> Report:
             print(f"{PROG}: note: {note}", file=sys.stderr)
             report.notes.append(note[0].upper() + note[1:] + ".")
     if args.ceiling:
-        add_ceiling(report, args, rules, policy)
+        add_ceiling(report, args, rules, ceiling_bets(policy))
     return report
 
 
@@ -492,7 +498,7 @@ def check_ceiling(args: argparse.Namespace, rules: Rules) -> None:
         raise CliError(f"--ceiling: {error}") from None
 
 
-def add_ceiling(report: Report, args: argparse.Namespace, rules: Rules, policy: Policy) -> None:
+def add_ceiling(report: Report, args: argparse.Namespace, rules: Rules, bets: tuple[float, ...] | None) -> None:
     """The ceiling of the same game (seats, seed, workers, backend: ``game_ceiling``, as
     ``blackjack-evaluate --ceiling``) for the policy's bets, beside the policy's paired gap. A Ctrl-C
     in it is a KeyboardInterrupt (no report is written) whose message says the shoes analysed are kept
@@ -509,25 +515,9 @@ def add_ceiling(report: Report, args: argparse.Namespace, rules: Rules, policy: 
             if result.samples
             else "no ceiling shoe was analysed"
         )
-    report.ceiling = Ceiling.of(result, report.gap_to_basic, ceiling_bets(policy))
+    report.ceiling = Ceiling.of(result, report.gap_to_basic, bets)
 
 
 def read_metrics(path: Path) -> list[dict[str, float]]:
     """A training run's metrics.csv (see the module docstring), checked row by row."""
-    with path.open(newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in METRICS_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise CliError(f"{path}: missing column(s) {', '.join(missing)}; needs {', '.join(METRICS_COLUMNS)}")
-        rows = []
-        for line, record in enumerate(reader, start=2):
-            try:
-                row = {c: float(record[c]) for c in METRICS_COLUMNS}
-            except (TypeError, ValueError):
-                raise CliError(f"{path} line {line}: every column of {METRICS_COLUMNS} must be a number") from None
-            if not all(math.isfinite(v) for v in row.values()):
-                raise CliError(f"{path} line {line}: numbers must be finite")
-            rows.append(row)
-    if not rows:
-        raise CliError(f"{path}: no rows after the header")
-    return sorted(rows, key=lambda r: r["step"])
+    return read_run_metrics(path, METRICS_COLUMNS, writer="needs")
