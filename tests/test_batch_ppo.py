@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,9 @@ from blackjack_env.agents import load_agent  # noqa: E402
 from blackjack_env.agents.batch_ppo import BatchPPOAgent, network  # noqa: E402
 from blackjack_env.evaluate.cli import main as evaluate_main  # noqa: E402
 from blackjack_env.evaluate.shoe_agents import paired_evaluation  # noqa: E402
+from blackjack_env.solver import solve  # noqa: E402
 from blackjack_env.train.batch_ppo import (  # noqa: E402
+    TRAINING_FILE,
     BatchPPOConfig,
     EpisodeStats,
     advantages,
@@ -67,13 +70,16 @@ def test_masks_hold_and_episodes_end_where_the_env_says(shoe: dict | None) -> No
 
 def test_a_short_run_learns_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "run"
-    argv = [*SMALL, "--steps", "3e5", "--eval-every", "3e5", "--eval-rounds", "20000", "--learning-rate", "3e-3"]
+    argv = [*SMALL, "--steps", "3e5", "--eval-every", "1e5", "--eval-rounds", "20000", "--learning-rate", "3e-3"]
     assert train_main([*argv, "--out", str(run)]) == 0
     rows = metrics(run)
-    assert [int(r["step"]) for r in rows] == [0, 301056]  # whole rollouts of 256 x 8
+    assert [int(r["step"]) for r in rows] == [0, 100352, 200704, 301056]  # whole rollouts of 256 x 8
     start, end = (float(r["exact_ev_gap"]) for r in (rows[0], rows[-1]))
     assert end > start / 2  # a random network plays ~15% of the bet worse than basic strategy
     agent = load_agent(run)
+    solution = solve(Rules())
+    exported = solution.evaluate(agent.to_table()).ev - solution.ev
+    assert exported == max(float(r["exact_ev_gap"]) for r in rows)  # the best evaluation's network
     assert isinstance(agent, BatchPPOAgent) and agent.config["hidden"] == [128, 128]
     assert json.loads((run / "agent.json").read_text())["kind"] == "batch-ppo"
     capsys.readouterr()
@@ -91,6 +97,9 @@ def test_resume_equals_an_uninterrupted_run_and_same_seed_same_run(tmp_path: Pat
     assert metrics(whole) == metrics(again) == metrics(halves)
     nets = [BatchPPOAgent.load(run).net.state_dict() for run in (whole, again, halves)]
     assert all(torch.equal(nets[0][k], other[k]) for other in nets[1:] for k in nets[0])
+    # and the network learning goes on from (the exported one is the best evaluation's)
+    states = [pickle.loads((run / TRAINING_FILE).read_bytes()) for run in (whole, halves)]
+    assert all(torch.equal(states[0]["weights"][k], states[1]["weights"][k]) for k in states[0]["weights"])
 
 
 def test_the_shoe_game_trains_and_plays_legal_bets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
