@@ -100,6 +100,7 @@ class PPOAgent:
     def __init__(self, rules: Rules | str | Mapping[str, Any] | None = None, model: Any = None) -> None:
         self.rules = Rules.coerce(rules)
         self.model = model
+        self.resumed: dict[str, Any] = {}  # a resumed checkpoint's trainer state (resume)
 
     @classmethod
     def build(cls, rules: Rules, env: Any, seed: int, **hyperparameters: Any) -> PPOAgent:
@@ -168,10 +169,11 @@ class PPOAgent:
         rules = Rules.from_dict(read_manifest(path)["rules"])
         return cls(rules, _quiet(MaskablePPO.load(Path(path) / MODEL_FILE, env=env, device="cpu")))
 
-    def save_training_state(self, path: str | Path) -> None:
+    def save_training_state(self, path: str | Path, extra: Mapping[str, Any] | None = None) -> None:
         """What a resumed run needs beyond the model to go on exactly as an uninterrupted one: the
         envs mid-stream (shoes, card generators, rounds in play) and the random generators of
-        torch, numpy and Python. (The model's zip keeps its last observations.)"""
+        torch, numpy and Python (the model's zip keeps its last observations); ``extra``, the
+        trainer's own (``resumed`` gives it back)."""
         import torch  # optional dependency: torch (the train extra)
 
         state = {
@@ -179,6 +181,7 @@ class PPOAgent:
             "torch": torch.get_rng_state(),
             "numpy": np.random.get_state(),
             "python": random.getstate(),
+            "extra": dict(extra or {}),
         }
         target = Path(path) / TRAINING_FILE
         tmp = target.with_name(target.name + ".tmp")
@@ -204,7 +207,9 @@ class PPOAgent:
         torch.set_rng_state(state["torch"])  # after load, which reseeds them from the saved seed
         np.random.set_state(state["numpy"])
         random.setstate(state["python"])
-        return cls(rules, _quiet(model))
+        agent = cls(rules, _quiet(model))
+        agent.resumed = state.get("extra", {})
+        return agent
 
 
 def _quiet(model: Any) -> Any:

@@ -2,17 +2,18 @@
 
 The loop is everything ``model.learn`` does (rollouts: the network's forward pass, the masks, the
 env; updates: forward and backward over the rollout, ``n_epochs`` times), with the hyperparameters
-of ``blackjack-train --algo ppo`` (a rollout of about ``--rollout`` steps, batch 4000, 10 epochs, a
-256x256 net, the expected reward) on one torch thread. Each configuration learns ``--rollouts``
-rollouts; configurations are measured alternately ``--repeats`` times and the medians printed with
-their ratio to the first (SB3's ``DummyVecEnv`` of 8 single envs, today's ``--algo ppo`` before
-it moved to the compiled VecEnv), since absolute times on a shared machine are noise. CPU seconds
+of ``blackjack-train --algo ppo`` (its defaults, ``train/settings.py``: a rollout of
+``n_envs x n_steps`` steps, their minibatches, epochs, net and entropy bonus, the expected reward) on
+one torch thread; the rollout is the same size at every table count. Each configuration learns
+``--rollouts`` rollouts; configurations are measured alternately ``--repeats`` times and the medians
+printed with their ratio to the first (SB3's ``DummyVecEnv`` of 8 single envs, what ``--algo ppo``
+stepped before the compiled VecEnv), since absolute times on a shared machine are noise. CPU seconds
 (this process's) are printed beside wall time, and the share of wall time spent collecting rollouts.
 The last rows are ``--algo batch-ppo``'s whole loop (train/batch_ppo.py with its default config,
 ``--batch-rollouts`` rollouts of 4096 tables x 16 steps) on the same torch threads, paid the game's
 default reward and then the other one (the expected reward walks the dealer's outcomes every round).
 
-    python benchmarks/deep_rl_speed.py [--env round|shoe] [--n-envs 8,64,256,1024] [--repeats 3]
+    python benchmarks/deep_rl_speed.py [--env round|shoe] [--n-envs 256,4096] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import gymnasium as gym
 import blackjack_env
 from blackjack_env.rules import Rules
 from blackjack_env.train.registry import find
+from blackjack_env.train.settings import Args
 
 GAMES = {"round": blackjack_env.ENV_ID, "shoe": blackjack_env.SHOE_ENV_ID}
 
@@ -72,17 +74,18 @@ def learn_rate(kind: str, game: str, n_envs: int, rollout: int, rollouts: int, s
             return True
 
     n_steps = max(1, round(rollout / n_envs))
+    d = Args()  # blackjack-train --algo ppo's defaults
     model = MaskablePPO(
         "MlpPolicy",
         make_env(kind, game, n_envs, seed),
         n_steps=n_steps,
-        batch_size=min(4000, n_steps * n_envs),
-        n_epochs=10,
-        learning_rate=1e-3,
-        gamma=1.0,
-        gae_lambda=1.0,
-        ent_coef=0.01,
-        policy_kwargs={"net_arch": [256, 256]},
+        batch_size=min(d.batch_size, n_steps * n_envs),
+        n_epochs=d.n_epochs,
+        learning_rate=d.learning_rate,
+        gamma=d.gamma,
+        gae_lambda=d.gae_lambda,
+        ent_coef=d.ent_coef,
+        policy_kwargs={"net_arch": [int(w) for w in d.net_arch.split(",")]},
         seed=seed,
         device="cpu",
     )
@@ -132,8 +135,18 @@ def batch_rate(game: str, reward: str, rollouts: int, seed: int) -> tuple[float,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", choices=tuple(GAMES), default="round")
-    parser.add_argument("--n-envs", default="8,64,256,1024", help="the compiled VecEnv's table counts")
-    parser.add_argument("--rollout", type=int, default=16_000, help="env steps per rollout (n_envs x n_steps)")
+    defaults = Args()
+    parser.add_argument(
+        "--n-envs",
+        default=f"256,{defaults.n_envs}",
+        help="the compiled VecEnv's table counts (default: 256 and --algo ppo's)",
+    )
+    parser.add_argument(
+        "--rollout",
+        type=int,
+        default=defaults.n_envs * defaults.n_steps,
+        help="env steps per rollout (n_envs x n_steps)",
+    )
     parser.add_argument("--rollouts", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--torch-threads", type=int, default=1)

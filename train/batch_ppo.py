@@ -43,7 +43,7 @@ from blackjack_env.rules import Rules
 from blackjack_env.strategy import StrategyTable
 from blackjack_env.vector import BlackjackShoeVectorEnv, BlackjackVectorEnv
 
-from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, RoundPlay, round_summary, shoe_postfix
+from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, Best, RoundGame, RoundPlay, round_summary, shoe_postfix
 from .shoe_ppo import ShoeNetEvaluation
 
 TRAINING_FILE = "batch_ppo_training.pkl"  # the tables mid-round, the optimiser, the generator: --resume
@@ -229,23 +229,12 @@ def update(
 
 
 # ---------------------------------------------------------------------------- 4. the learner blackjack-train drives
-@dataclass
-class Best:
-    """The one-round game's best evaluation so far: its exact gap to basic strategy, step and weights."""
-
-    exact_ev_gap: float
-    step: int
-    weights: dict[str, torch.Tensor]
-
-
 class BatchPPOLearner(RoundPlay):
     """Rollouts and updates in slices between evaluations; a rollout is the unit of checkpoints
     (a :class:`~blackjack_env.train.learner.Learner` of the one-round game).
 
-    On the one-round game the run exports the network of its best evaluation: each is priced exactly
-    by the solver (no sampling noise, so the best of them is that policy's true gap, not a lucky
-    draw), and late in a run the exact gap moves by about 0.01 pp from one evaluation to the next as
-    close cells flip. The network learning goes on from is kept in the checkpoint (``--resume``)."""
+    On the one-round game the run exports the network of its best evaluation (:class:`.evaluation.Best`
+    says why); the network learning goes on from is kept in the checkpoint (``--resume``)."""
 
     columns: tuple[str, ...] = METRIC_COLUMNS
     scalar_keys: tuple[str, ...] = ROUND_SCALARS
@@ -300,7 +289,7 @@ class BatchPPOLearner(RoundPlay):
 
     def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
         row = super().evaluate(rounds, seed)
-        if self.best is None or row["exact_ev_gap"] > self.best.exact_ev_gap:
+        if Best.beaten(self.best, row):
             self.best = Best(row["exact_ev_gap"], self.steps, copy.deepcopy(self.net.state_dict()))
         return row
 

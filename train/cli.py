@@ -132,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", dest="progress", action="store_false", default=None, help="no progress bar")
     hyper = p.add_argument_group(
         "hyperparameters",
-        "defaults are MaskablePPO's; --algo batch-ppo has its own (train/batch_ppo.py BatchPPOConfig: "
-        "n-envs is its tables, n-steps each table's steps per rollout, batch-size its minibatch)",
+        "the networks' defaults are MaskablePPO's and batch-ppo's alike (train/batch_ppo.py BatchPPOConfig): "
+        "n-envs is the tables, n-steps each table's steps per rollout, batch-size the minibatch",
     )
     for f in dataclasses.fields(Args):
         if f.name in RUN_SETTINGS:

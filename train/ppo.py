@@ -3,6 +3,7 @@ learner, ``train/shoe_ppo.py``, is this one with another agent and env)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 from blackjack_env.agents.ppo import LinearDecay, PPOAgent, make_vec_env
 from blackjack_env.rules import Rules
 
-from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, RoundGame, RoundPlay, round_summary
+from .evaluation import METRIC_COLUMNS, ROUND_SCALARS, Best, RoundGame, RoundPlay, round_summary
 
 LR_SCHEDULES = ("constant", "linear")
 
@@ -54,7 +55,9 @@ def layer_widths(text: str) -> tuple[int, ...]:
 
 
 class PPOLearner(RoundPlay):
-    """MaskablePPO in slices between evaluations; SB3's logger writes to out/tb/ppo."""
+    """MaskablePPO in slices between evaluations; SB3's logger writes to out/tb/ppo. On the one-round
+    game the run exports the policy of its best evaluation (:class:`.evaluation.Best`); the policy
+    learning goes on from is kept in the checkpoint (``--resume``)."""
 
     columns: tuple[str, ...] = METRIC_COLUMNS
     scalar_keys: tuple[str, ...] = ROUND_SCALARS
@@ -91,6 +94,10 @@ class PPOLearner(RoundPlay):
             )
         self.agent.model.set_logger(configure(str(out / "tb" / "ppo"), ["tensorboard"]))
         self.game = self.round_game(rules)
+        resumed = self.agent.resumed if resume else {}
+        if "weights" in resumed:  # the policy learning goes on from (the model's files are the best one's)
+            self.agent.model.policy.load_state_dict(resumed["weights"])
+        self.best: Best | None = resumed.get("best")
 
     def agent_class(self) -> Any:
         """The agent it trains (the shoe game's learner, train/shoe_ppo.py, trains another)."""
@@ -121,12 +128,26 @@ class PPOLearner(RoundPlay):
                 self.agent.model.lr_schedule = LinearDecay(self.config.learning_rate, self.config.total_steps, target)
             self.agent.model.learn(target - self.steps, callback=Tick(), reset_num_timesteps=False)
 
+    def evaluate(self, rounds: int, seed: int) -> dict[str, float]:
+        row = super().evaluate(rounds, seed)
+        if Best.beaten(self.best, row):
+            self.best = Best(row["exact_ev_gap"], self.steps, copy.deepcopy(self.agent.model.policy.state_dict()))
+        return row
+
     def train_scalars(self) -> dict[str, float]:
         return {}
 
     def save(self, out: Path) -> None:
-        self.agent.save(out)
-        self.agent.save_training_state(out)
+        """The best evaluation's policy as the agent (the one-round game), the current one for --resume."""
+        policy = self.agent.model.policy
+        current = copy.deepcopy(policy.state_dict())
+        if self.best is not None:
+            policy.load_state_dict(self.best.weights)
+        try:
+            self.agent.save(out)
+        finally:
+            policy.load_state_dict(current)
+        self.agent.save_training_state(out, {"weights": current, "best": self.best})
 
     def summary(self, last: Mapping[str, float], wall_s: float, out: Path) -> str:
-        return round_summary("ppo", self.steps, last, wall_s, out)
+        return round_summary("ppo", self.steps, last, wall_s, out, self.best)

@@ -385,7 +385,7 @@ register(
         _ppo_config,
         PPOLearner,
         options=NET_OPTIONS,
-        default_steps=_steps(2_000_000),  # 0.05-0.2 pp from basic strategy
+        default_steps=_steps(20_000_000),  # batch PPO's settings and steps: docs/results/learning.md
         default_reward="expected",
         needs=SB3,
     )

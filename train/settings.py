@@ -55,25 +55,23 @@ class Args:
     # EV-maximising bet; blackjack_env/linear_policy.py linear_bet)
     kelly: float = 0.0
     bankroll: float = 0.0
-    # MaskablePPO (measured in the docs' learning results: gamma 1, a 256x256 net, entropy bonus)
-    # on the compiled VecEnv (blackjack_env.sb3): 250 tables in one call. The whole learning loop
-    # runs 1.7-1.9x as many steps per second as on SB3's DummyVecEnv of 8 single envs
-    # (benchmarks/deep_rl_speed.py, both games: 64, 250, 256, 1000 and 1024 tables measure alike,
-    # the 10 epochs of updates being ~80% of the time; 8 tables 1.1x); 250 x 64 keeps the rollout
-    # of 16,000 steps whole
-    n_envs: int = 250
-    # rollouts of 250 x 64 = 16,000 steps, 4x the old 4,096: each update sees more hands of the rare
-    # close cells (0.05-0.14 pp at 2M steps over six seeds, where 4,096 left 0.12 and 0.52 pp
-    # on two); 2e6 is a whole number of rollouts, so a default run ends at exactly 2M steps
-    n_steps: int = 64
-    batch_size: int = 4000
-    n_epochs: int = 10
+    # The networks' learners (MaskablePPO and batch PPO alike; train/batch_ppo.py BatchPPOConfig holds the
+    # same numbers, each measured there): 4096 tables stepped in one call, rollouts of 4096 x 16 = 65,536
+    # steps cut in minibatches of 4096 for 2 epochs, a 128x128 net, gamma and lambda 1, an entropy bonus
+    # of 0.04. MaskablePPO on the compiled VecEnv with them ended 0.009-0.014 pp from basic strategy after
+    # 2e7 steps on five fresh seeds (6-8 minutes with two runs sharing 2 cores); its first defaults (250 x
+    # 64 tables, 10 epochs of a 256x256 net, 0.01) ran 8,000 steps/s and ended 0.05-0.14 pp after 2e6
+    # steps, 0.089 after 1e7 (the docs' learning results)
+    n_envs: int = 4096
+    n_steps: int = 16
+    batch_size: int = 4096
+    n_epochs: int = 2
     learning_rate: float = 1e-3
     lr_schedule: str = "linear"  # down to 0 at --steps (a resume with more steps stretches it), or "constant"
     gamma: float = 1.0
     gae_lambda: float = 1.0
-    ent_coef: float = 0.01  # keeps rarely right actions (surrender, double) explored: 0 plateaus at 0.4 pp
-    net_arch: str = "256,256"
+    ent_coef: float = 0.04  # keeps rarely right actions (surrender, double) explored: 0 plateaus at 0.4 pp
+    net_arch: str = "128,128"
     # --algo batch-ppo, one-round game: the share of rounds dealt a random two-card hand (exploring
     # starts; train/batch_ppo.py BatchPPOConfig.explore_starts, measured there); 0 elsewhere
     explore_starts: float = 0.0

@@ -401,6 +401,38 @@ def batch_ppo_paired(paired: Paired, results: Path) -> str:
     return table(header, rows)
 
 
+#: The fresh seeds run on batch-PPO's one-round defaults (none chose a setting), by the run folder's name.
+BATCH_PPO_DEFAULT_RUNS = "batch-ppo-expected-ent0.04-seed{seed}"
+BATCH_PPO_FRESH_SEEDS = (302, 303, 304, 305, 306, 401, 402, 403, 404, 405, 406, 801, 802, 803, 804, 805)
+#: The mark of the one-round game: the exported policy within this many points of basic strategy.
+ROUND_MARK_PP = 0.02
+
+
+def batch_ppo_exported(results: Path) -> str:
+    """The fresh seeds on the one-round defaults: each run's last evaluation beside its best one, whose
+    network the run exports (both priced exactly), and how many of each are within the mark."""
+    rows, last_within, best_within = [], 0, 0
+    for seed in BATCH_PPO_FRESH_SEEDS:
+        curve = read_csv(results / BATCH_PPO_DEFAULT_RUNS.format(seed=seed) / "metrics.csv")
+        last, best = curve[-1], max(curve, key=lambda row: row["exact_ev_gap"])
+        last_within += 100 * last["exact_ev_gap"] >= -ROUND_MARK_PP
+        best_within += 100 * best["exact_ev_gap"] >= -ROUND_MARK_PP
+        rows.append(
+            [
+                str(seed),
+                f"{100 * last['exact_ev_gap']:+.3f}",
+                f"{100 * best['exact_ev_gap']:+.3f}",
+                count(best["step"]),
+                f"{last['wall_s'] / 60:.1f}",
+            ]
+        )
+    n = len(rows)
+    rows.append([f"within {ROUND_MARK_PP} pp", f"{last_within} of {n}", f"{best_within} of {n}", "", ""])
+    header = ["seed", "last evaluation: exact gap, pp", "exported (best evaluation): exact gap, pp", "its step"]
+    header.append("wall min")
+    return table(header, rows)
+
+
 # --- learning to count ---------------------------------------------------------------------------
 
 LEARNERS = {
@@ -704,6 +736,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ppo": ppo,
     "batch-ppo": batch_ppo,
     **{name: partial(batch_ppo_paired, paired) for name, paired in BATCH_PPO_PAIRED.items()},
+    "batch-ppo-exported": batch_ppo_exported,
     "learning-to-count-flat": learning_to_count_flat,
     "learning-to-count-bets": learning_to_count_bets,
     "learning-to-count-runs": learning_to_count_runs,

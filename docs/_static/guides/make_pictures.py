@@ -8,8 +8,8 @@ Writes, beside this file:
   action, as a report's ``chart.png`` draws it.
 * ``learning-curves.png``: the exact EV gap to basic strategy against env steps of two runs kept in
   ``benchmarks/results/`` (``tabular-sampled-default``: ``blackjack-train --algo tabular
-  --eval-every 2.5e7 --eval-rounds 1e7``; ``ppo-rollout16k-seed0``: ``blackjack-train --algo ppo
-  --eval-every 2e5``), with the paired 95% intervals of their evaluations.
+  --eval-every 2.5e7 --eval-rounds 1e7``; ``ppo-vecenv-defaults-seed921``: ``blackjack-train --algo ppo
+  --seed 921``), with the paired 95% intervals of their evaluations.
 * ``report-ev.png``, ``report-chart.png``: figures of ``blackjack-evaluate
   report --policy my_table.json --rounds 1e7`` (basic strategy that stands on hard 16 against a ten).
 * ``indices-hilo.png``: ``blackjack-strategy --indices hilo --set penetration=0.75 --plot``.
@@ -71,7 +71,10 @@ def learning_curves() -> None:
 
     fig = Figure(figsize=(10, 3.8), dpi=100, layout="constrained")
     axes = fig.subplots(1, 2)
-    runs = [("tabular-sampled-default", "tabular (Monte Carlo control)"), ("ppo-rollout16k-seed0", "MaskablePPO")]
+    runs = [
+        ("tabular-sampled-default", "tabular (Monte Carlo control)"),
+        ("ppo-vecenv-defaults-seed921", "MaskablePPO"),
+    ]
     for ax, (run, title) in zip(axes, runs, strict=True):
         with open(RESULTS / run / "metrics.csv") as file:
             rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(file)][1:]  # after the start
