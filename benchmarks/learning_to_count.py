@@ -84,11 +84,22 @@ def training_seed(run: Path) -> int:
     return int(json.loads((run / "config.json").read_text())["args"]["seed"])
 
 
-def train(algo: str, out: Path, seed: int, steps: float | None) -> Path:
-    """A run of ``algo`` on the game with blackjack-train's defaults (what the README measures)."""
-    run = out / "runs" / f"{algo}-s{seed}"
-    argv = ["--env", "shoe", "--algo", algo, "--set", *SETTINGS, "--seed", str(seed), "--out", str(run)]
-    argv += ["--no-progress"]
+def train(
+    algo: str,
+    out: Path,
+    seed: int,
+    steps: float | None,
+    settings: list[str] = SETTINGS,
+    seats: tuple[int, int] = (1, 0),
+    name: str = "",
+) -> Path:
+    """A run of ``algo`` on the game (``settings`` over the default rules, the learner at seat
+    ``seats[1]`` of ``seats[0]``) with blackjack-train's defaults (what the README measures), in
+    OUT/runs/NAME (default ALGO-sSEED)."""
+    run = out / "runs" / (name or f"{algo}-s{seed}")
+    argv = ["--env", "shoe", "--algo", algo, *(w for kv in settings for w in ("--set", kv))]
+    argv += ["--seed", str(seed), "--out", str(run)]
+    argv += ["--seats", str(seats[0]), "--seat", str(seats[1]), "--no-progress"]
     if steps is not None:
         argv += ["--steps", str(int(steps))]
     if train_main(argv) != 0:
