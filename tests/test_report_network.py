@@ -63,6 +63,18 @@ def test_the_report_plays_a_shoe_network_beside_basic_strategy(run: Path, tmp_pa
     assert "What the batch-PPO network learned" in text and "paired per shoe" in text
 
 
+def test_a_maskable_ppo_shoe_network_gets_its_report(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    run, out = tmp_path / "ppo", tmp_path / "report"
+    argv = ["--algo", "ppo", "--env", "shoe", "--set", "penetration=0.75", "--n-envs", "8", "--n-steps", "64"]
+    argv += ["--batch-size", "256", "--steps", "512", "--eval-every", "512", "--eval-rounds", "2000", "--no-progress"]
+    assert train_main([*argv, "--seed", "4", "--out", str(run)]) == 0
+    assert report_main(["--policy", str(run), "--rounds", "2000", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["network"]["kind"] == "ppo-shoe" and "learner_curve.png" in summary["figures"]
+    assert "What the MaskablePPO network learned" in (out / "report.md").read_text()
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [(["--spread", "1-8"], "leave out --spread"), (["--seats", "3"], "leave out --seats and --seat")],

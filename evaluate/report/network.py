@@ -29,7 +29,7 @@ from .learner import METRICS_FILE, read_run_metrics
 from .model import DEFAULT_BANKROLL, PROG, BankrollPaths, Counting, Estimate, Report, add_ceiling, check_ceiling
 
 #: The agent's kind (agent.json) and what the report calls it.
-KINDS = {"ppo": "the MaskablePPO network", "batch-ppo": "the batch-PPO network"}
+KINDS = {"ppo-shoe": "the MaskablePPO network", "batch-ppo": "the batch-PPO network"}
 #: What the network observes of the shoe (the shoe env's ``count_obs``), as the report says it.
 OBSERVES = {
     "hilo": "Hi-Lo's true count (rounded)",
@@ -42,7 +42,7 @@ OBSERVES = {
 class Network:
     """What the network's pages show (``to_dict`` is summary.json's ``network``)."""
 
-    kind: str
+    kind: str  # the agent's (agent.json): "ppo-shoe" (MaskablePPO) or "batch-ppo"
     source: str
     observes: str  # the shoe env's count_obs
     bets: tuple[float, ...]
