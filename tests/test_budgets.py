@@ -30,7 +30,7 @@ def test_one_seat_keeps_2e9_rounds_and_every_learning_seat_shares_them(algo: str
     assert resolved("--env", "shoe", "--algo", algo, "--seats", "3", "--seat", "all", "--steps", "1e8").steps == 10**8
     # the other learners keep their own defaults
     assert resolved("--algo", "tabular").steps == 500_000_000
-    assert resolved("--env", "shoe", "--algo", "ppo").steps == 2_000_000
+    assert resolved("--env", "shoe", "--algo", "ppo").steps == 30_000_000
 
 
 def test_the_expected_time_follows_the_readme_rates() -> None:

@@ -684,10 +684,12 @@ def shoe_batch_ppo(results: Path) -> str:
 #: Fab 4's ``hilo.json``) and the steps compared on the seeds that chose the defaults (the same Hi-Lo).
 SHOE_MARKS = "shoe-batch-ppo-marks"
 SHOE_STEPS = "shoe-batch-ppo-steps"
+#: MaskablePPO on the shoe with batched PPO's settings, scored as the batch-PPO runs are.
+SHOE_PPO_SCORED = "shoe-ppo-scored"
 
 
 def scored_shoe_runs(name: str, results: Path) -> str:
-    """Each shoe batch-PPO run scored in folder ``name``, per 100 rounds with 95% CIs: its EV with its bets,
+    """Each shoe network's run scored in folder ``name``, per 100 rounds with 95% CIs: its EV with its bets,
     its gains over basic strategy on the same shoes, and its EV minus Hi-Lo I18 + Fab 4's with the same
     bets (other shoes: the intervals combined)."""
     folder = results / name
@@ -744,7 +746,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "linear-every-seat": linear_every_seat,
     "ppo-shoe": ppo_shoe,
     "shoe-batch-ppo": shoe_batch_ppo,
-    **{name: partial(scored_shoe_runs, name) for name in (SHOE_MARKS, SHOE_STEPS)},
+    **{name: partial(scored_shoe_runs, name) for name in (SHOE_MARKS, SHOE_STEPS, SHOE_PPO_SCORED)},
 }
 
 
