@@ -88,14 +88,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--list", action="store_true", help="print the grid's games and exit")
     parser.add_argument("--table", action="store_true", help="write table.md and grid.png from what is done")
     parser.add_argument("--games", nargs="*", default=None, help="games to run (default: every game of the grid)")
-    parser.add_argument("--rounds", type=float, default=1e8, help="paired rounds per table (default 1e8)")
-    parser.add_argument("--seed", type=int, default=2026, help="evaluation seed, not a training seed (default 2026)")
-    parser.add_argument("--calibration-rounds", type=float, default=2e7, help="Hi-Lo EV-max bets' run (default 2e7)")
     parser.add_argument("--ceiling-samples", type=int, default=600, help="round-start shoes analysed (default 600)")
-    parser.add_argument("--train-seed", type=int, default=1, help="seed of the learners' runs (default 1)")
-    parser.add_argument("--train-steps", type=float, help="rounds of the learners' runs (default: the CLI's)")
-    parser.add_argument("--workers", type=int, default=1, help="simulation and ceiling workers (default 1)")
-    parser.add_argument("--out", type=Path, default=OUT)
+    ltc.add_run_arguments(parser, OUT)
     args = parser.parse_args(argv)
     unknown = [g for g in args.games or () if g not in GRID]
     if unknown:

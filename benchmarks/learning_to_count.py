@@ -58,13 +58,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run-tabular", type=Path, help="a count-table run directory (else one is trained)")
     parser.add_argument("--run-linear", type=Path, help="a composition-learner run directory (else one is trained)")
-    parser.add_argument("--rounds", type=float, default=1e8, help="paired rounds per table (default 1e8)")
-    parser.add_argument("--seed", type=int, default=2026, help="evaluation seed, not a training seed (default 2026)")
-    parser.add_argument("--calibration-rounds", type=float, default=2e7, help="Hi-Lo EV-max bets' run (default 2e7)")
-    parser.add_argument("--train-seed", type=int, default=1, help="seed of the runs trained here (default 1)")
-    parser.add_argument("--train-steps", type=float, help="rounds of the runs trained here (default: the CLI's)")
-    parser.add_argument("--workers", type=int, default=1, help="simulation workers (default 1)")
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "learning-to-count")
+    add_run_arguments(parser, ROOT / "results" / "learning-to-count")
     args = parser.parse_args(argv)
     if args.rounds < 1e4 or args.calibration_rounds < CALIBRATION_FACTOR * 1e3:
         parser.error("--rounds must be >= 1e4 and --calibration-rounds >= 1e4")
@@ -78,6 +72,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if None in (args.run_tabular, args.run_linear) and args.train_seed in (args.seed, args.seed + 2):
         parser.error(f"--seed {args.seed} is the training seed (--train-seed); evaluate on another")
     return args
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, out: Path) -> None:
+    """The options of a run that trains learners and scores them on paired rounds (this script's and
+    learning_grid.py's)."""
+    parser.add_argument("--rounds", type=float, default=1e8, help="paired rounds per table (default 1e8)")
+    parser.add_argument("--seed", type=int, default=2026, help="evaluation seed, not a training seed (default 2026)")
+    parser.add_argument("--calibration-rounds", type=float, default=2e7, help="Hi-Lo EV-max bets' run (default 2e7)")
+    parser.add_argument("--train-seed", type=int, default=1, help="seed of the runs trained here (default 1)")
+    parser.add_argument("--train-steps", type=float, help="rounds of the runs trained here (default: the CLI's)")
+    parser.add_argument("--workers", type=int, default=1, help="simulation workers (default 1)")
+    parser.add_argument("--out", type=Path, default=out)
 
 
 def training_seed(run: Path) -> int:
