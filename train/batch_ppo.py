@@ -4,16 +4,16 @@ One file, read top to bottom as a CleanRL script is: the config, the tables, the
 update, and the learner ``blackjack-train`` drives (checkpoints, resume, evaluation); the network
 and the agent it exports are ``blackjack_env.agents.batch_ppo`` (a masked categorical policy over
 observations normalised for the network: one-hot components, large counts scaled to [0, 1]).
-SB3's MaskablePPO (``--algo ppo``) spends its time in Python per step and in 10 epochs of a 256x256
-network per sample; here the compiled vector env steps ``num_tables`` tables per call, every
-tensor is a whole batch and the network is small, so the whole loop runs tens of thousands of env
-steps per second on two cores.
+Here the compiled vector env steps ``num_tables`` tables per call, every tensor is a whole batch and
+the network is small, so the whole loop runs tens of thousands of env steps per second on two cores
+(SB3's MaskablePPO, ``--algo ppo``, takes these settings and runs at 60-80% of this pace on the compiled
+VecEnv, its rollouts stepped through SB3's buffers).
 
 * Throughput (benchmarks/deep_rl_speed.py, this 2-core machine, quiet): the whole loop on one torch
-  thread (``blackjack-train``'s default) runs about 88,000 env steps per second on the one-round game
-  paid the expected reward, 99,000 paid the dealt result (the env remembers the dealer's outcomes by up
-  card and unseen cards); on the shoe, whose unseen cards are new almost every round, 52,000 against
-  85,000 (collecting the rollouts takes 50% of the time against 18%).
+  thread (``blackjack-train``'s default) runs about 99,000 env steps per second on the one-round game
+  paid the expected reward, 105,000 paid the dealt result (the env remembers the dealer's outcomes by up
+  card and unseen cards); on the shoe, whose unseen cards are new almost every round, 54,000 against
+  91,000 (collecting the rollouts takes 50% of the time against 17%).
   Two threads gave 152,000 with the dealt result on an idle machine but 5,000-9,000 beside one other
   busy process (torch's pool spins), so one it is.
 * Episodes end at the same step (the next episode's first observation comes back at once); on the

@@ -290,6 +290,11 @@ BATCH_PPO_PAIRED = {
         ("3e7 steps", "batch-ppo-expected-ent0.04-3e7-seed{seed}"),
         (801, 802, 803, 804, 805),
     ),
+    "batch-ppo-paired-explore": Paired(
+        ("the defaults", "batch-ppo-expected-ent0.04-seed{seed}"),
+        ("exploring starts 0.25", "batch-ppo-expected-ent0.04-explore0.25-seed{seed}"),
+        (302, 305, 406, 801, 802),
+    ),
 }
 #: The comparison whose second side is batch-PPO's one-round defaults today.
 BATCH_PPO_DEFAULTS_PAIRED = "batch-ppo-paired-ent0.04"
