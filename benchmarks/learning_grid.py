@@ -10,7 +10,8 @@ from the first step missing:
 
 1. ``training``: the count-table learner (``--algo tabular``) and the composition learner (``--algo
    linear``) trained with ``blackjack-train``'s defaults in the game, at the learner's seat, on
-   ``--train-seed`` (runs in OUT/runs/GAME-ALGO; a finished run is reused), with their wall times;
+   ``--train-seed`` and ``--workers`` processes (runs in OUT/runs/GAME-ALGO; a finished run is
+   reused), with their wall times;
 2. ``ceiling``: the round-start ceiling of the game at that seat (``blackjack_env.solver.ceiling``,
    ``--ceiling-samples`` shoes on ``--seed``), its gain per 100 rounds with a 95% CI;
 3. ``flat``: basic strategy, both learners at a flat bet and Hi-Lo I18 + Fab 4 on identical shoes
@@ -126,7 +127,8 @@ def run_game(name: str, game: Game, args: argparse.Namespace) -> dict[str, Any]:
         if not finished(run):
             print(f"{name}: training {learner}", file=sys.stderr)
             settings = list(game.settings)
-            ltc.train(algo, args.out, args.train_seed, args.train_steps, settings, (game.seats, game.seat), run.name)
+            seats = (game.seats, game.seat)
+            ltc.train(algo, args.out, args.train_seed, args.train_steps, settings, seats, run.name, args.workers)
         runs[learner] = run
     results["training"] = {learner: ltc.run_figures(run) for learner, run in runs.items()}
     ltc._write_json(path, results)
