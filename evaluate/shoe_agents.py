@@ -43,14 +43,14 @@ class CountTally:
     """One play's rounds filed by the Hi-Lo true count when its bet is made (whole counts, floored; the
     tails pooled into ``simulate.TC_LOW`` and ``TC_HIGH``: the simulator's filing of a counter), counted
     from the cards not seen yet whatever the agent observes: per bucket the rounds, the bets, and the
-    sum and sum of squares of the round's result per unit bet; overall the rounds, the sum and sum of
-    squares of the results per round, and the shoes.
+    sum and sum of squares of the round's result per unit bet over the rounds played (a bet of 0 sits the
+    round out); overall the rounds, the sum and sum of squares of the results per round, and the shoes.
 
     A round is opened by its bet and closed by the next bet at that table or the shoe's end, so a
     result paid on the bet's own step (a natural) is the new round's."""
 
     def __init__(self) -> None:
-        self.rounds, self.bets = np.zeros(N_TC), np.zeros(N_TC)
+        self.rounds, self.played, self.bets = np.zeros(N_TC), np.zeros(N_TC), np.zeros(N_TC)
         self.unit, self.unit_sq = np.zeros(N_TC), np.zeros(N_TC)
         self.total_rounds, self.total, self.total_sq, self.shoes = 0.0, 0.0, 0.0, 0.0
         self._open = np.zeros(0, np.int64)  # per table the open round's bucket, -1: none
@@ -73,10 +73,12 @@ class CountTally:
         """File the open rounds of the tables ``which`` (a bool mask)."""
         done = which & (self._open >= 0)
         bucket, bet, result = self._open[done], self._bet[done], self._result[done]
+        unit = np.divide(result, bet, out=np.zeros_like(result), where=bet > 0)
         np.add.at(self.rounds, bucket, 1.0)
+        np.add.at(self.played, bucket, bet > 0)
         np.add.at(self.bets, bucket, bet)
-        np.add.at(self.unit, bucket, result / bet)
-        np.add.at(self.unit_sq, bucket, (result / bet) ** 2)
+        np.add.at(self.unit, bucket, unit)
+        np.add.at(self.unit_sq, bucket, unit**2)
         self.total_rounds += float(done.sum())
         self.total += float(result.sum())
         self.total_sq += float((result**2).sum())
@@ -96,7 +98,7 @@ class CountTally:
         """Per bucket, the keys of ``SimulationResult.by_true_count``: the share of rounds, the average
         bet and the EV per unit bet with its 95% CI (NaN where no round fell)."""
         out = []
-        for i, n in enumerate(self.rounds):
+        for i, n in enumerate(self.played):
             count = TC_LOW + i
             ev = self.unit[i] / n if n else math.nan
             var = max(self.unit_sq[i] / n - ev * ev, 0.0) * n / (n - 1) if n > 1 else math.inf
@@ -104,8 +106,8 @@ class CountTally:
                 {
                     "true_count": count,
                     "label": f"<= {count}" if i == 0 else f">= {count}" if i == N_TC - 1 else str(count),
-                    "share": float(n / max(self.total_rounds, 1.0)),
-                    "rounds": int(n),
+                    "share": float(self.rounds[i] / max(self.total_rounds, 1.0)),
+                    "rounds": int(self.rounds[i]),
                     "rounds_played": int(n),
                     "avg_bet": float(self.bets[i] / n) if n else 0.0,
                     "ev_per_unit_bet": float(ev),
@@ -116,18 +118,19 @@ class CountTally:
 
     def figures(self, bankroll: float | None) -> dict[str, Any]:
         """The counter's figures of the play (``counter_figures``), its average bet and rounds."""
-        n = self.total_rounds
+        n, played, staked = self.total_rounds, int(self.played.sum()), float(self.bets.sum())
         ev = self.total / n
         sd = math.sqrt(max(self.total_sq / n - ev * ev, 0.0))
-        figures = counter_figures(ev, sd, self.total / self.bets.sum(), n / self.shoes, self.by_count(), bankroll)
-        return {"avg_bet": float(self.bets.sum() / n), "rounds_played": int(n), **figures}
+        advantage = self.total / staked if staked > 0 else 0.0
+        figures = counter_figures(ev, sd, advantage, n / self.shoes, self.by_count(), bankroll)
+        return {"avg_bet": staked / max(played, 1), "rounds_played": played, **figures}
 
     def fresh(self) -> CountTally:
         """An empty tally (a batch's, added once the batch is whole)."""
         return CountTally()
 
     def add(self, other: CountTally) -> None:
-        for name in ("rounds", "bets", "unit", "unit_sq", "total_rounds", "total", "total_sq", "shoes"):
+        for name in ("rounds", "played", "bets", "unit", "unit_sq", "total_rounds", "total", "total_sq", "shoes"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 

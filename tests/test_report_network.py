@@ -123,3 +123,10 @@ def test_a_tally_files_rounds_by_the_floored_hilo_true_count() -> None:
     figures = tally.figures(None)
     assert figures["avg_bet"] == 2.5 and figures["advantage"] == 1.0 and figures["win_per_100"] == 250.0
     assert len(figures["by_true_count"]) == TC_HIGH - TC_LOW + 1
+    # a bet of 0 sits the round out: counted among the rounds, not the rounds played
+    tally.start(1)
+    tally.bet(whole[None], np.array([True]), np.array([0.0]))
+    tally.close(np.array([True]))
+    zero = tally.by_count()[-TC_LOW]
+    assert (zero["rounds"], zero["rounds_played"], zero["ev_per_unit_bet"]) == (2, 1, -1.0)
+    assert tally.figures(None)["rounds_played"] == 2 and tally.total_rounds == 3
