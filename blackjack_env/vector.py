@@ -331,12 +331,7 @@ class BlackjackVectorEnv(VectorEnv):
         """int[N, 10]: each table's cards not seen yet by value A, 2..9, ten-value (the shoe's rest and a
         hole card still face down), for analysis (filing rounds by the exact count, as the simulator
         does); the agent sees what ``count_obs`` shows, not this."""
-        codes = self._st[:, E.S_COUNTS + 1 : E.S_COUNTS + 14]  # codes 1..13: A, 2..9, then the ten-value ranks
-        unseen = np.concatenate([codes[:, :9], codes[:, 9:].sum(axis=1, keepdims=True)], axis=1)
-        hidden = np.flatnonzero(self._st[:, E.S_HOLE_HIDDEN])
-        hole = self._st[hidden, E.S_DEALER + 1]
-        unseen[hidden, np.minimum(hole, 10) - 1] += 1
-        return unseen
+        return View(self._st).unseen_by_value()
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of every table, bool[N, n_actions]."""
