@@ -116,7 +116,7 @@ def build_network_report(args: argparse.Namespace) -> Report:
         rates={},
         exact=None,
     )
-    name = f"{KINDS.get(agent.kind, agent.kind)} of {args.policy}"
+    name = KINDS.get(agent.kind, f"the {agent.kind} network").removeprefix("the ")  # figures' titles: short
     report.counting = Counting(
         CountingStrategy(counting_system("hilo"), name=name),
         solve(rules).table,
