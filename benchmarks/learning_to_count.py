@@ -117,7 +117,7 @@ def train(
 def run_figures(run: Path) -> dict[str, Any]:
     state = json.loads((run / "state.json").read_text())
     return {
-        "run": str(run),
+        "run": str(run.resolve().relative_to(ROOT.parent)) if run.resolve().is_relative_to(ROOT.parent) else str(run),
         "train_seed": training_seed(run),
         "rounds": state["steps"],
         "wall_s": round(state["wall_s"], 1),
