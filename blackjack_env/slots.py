@@ -240,7 +240,7 @@ class View:
         """int[..., 10]: the cards no player has seen by value A, 2..9, ten-value (the shoe's rest and a
         face-down hole card), of one table or of every table of a batch."""
         st = np.atleast_2d(self.st)
-        left = st[:, E.S_COUNTS + 1 : E.S_COUNTS + 14]  # codes 1..13: A, 2..9, then the ten-value ranks
+        left = np.atleast_2d(self.cards_left)[:, 1:]  # codes 1..13: A, 2..9, then the ten-value ranks
         unseen = np.concatenate([left[:, :9], left[:, 9:].sum(axis=1, keepdims=True)], axis=1)
         hidden = np.flatnonzero(st[:, E.S_HOLE_HIDDEN])
         unseen[hidden, np.minimum(st[hidden, E.S_DEALER + 1], 10) - 1] += 1

@@ -125,11 +125,8 @@ class CountTally:
         figures = counter_figures(ev, sd, advantage, n / self.shoes, self.by_count(), bankroll)
         return {"avg_bet": staked / max(played, 1), "rounds_played": played, **figures}
 
-    def fresh(self) -> CountTally:
-        """An empty tally (a batch's, added once the batch is whole)."""
-        return CountTally()
-
     def add(self, other: CountTally) -> None:
+        """Add a whole batch's tally (``paired_batches``: a batch cut short by Ctrl-C is never added)."""
         for name in ("rounds", "played", "bets", "unit", "unit_sq", "total_rounds", "total", "total_sq", "shoes"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
@@ -153,7 +150,7 @@ def play_shoes(
         betting = live & (obs[:, E.O_PHASE] == E.P_BET)
         rounds += betting
         bets[betting] += sizes[actions[betting] - E.N_ACTIONS]
-        if tally is not None:
+        if tally is not None and betting.any():
             tally.bet(env.unseen_cards()[betting], betting, sizes[actions[betting] - E.N_ACTIONS])
         obs, reward, terminated, _, info = env.step(actions)
         totals += np.where(live, reward, 0.0)
@@ -198,7 +195,7 @@ def paired_batches(
     played, batch = 0.0, 0
     while played < rounds:
         seeds = [seed * 1_000_003 + batch * EVAL_TABLES + i for i in range(tables)]
-        batch_tally = None if tally is None else tally.fresh()
+        batch_tally = None if tally is None else CountTally()
         runs = {
             name: play_shoes(agent.rules, agent.shoe, act, seeds, batch_tally if name == "own" else None)
             for name, act in plays.items()

@@ -298,13 +298,7 @@ class BatchPPOLearner(RoundPlay):
         return {"train/episode_return": self.mean_return, **{f"train/{k}": v for k, v in self.losses.items()}}
 
     def summary(self, last: Mapping[str, float], wall_s: float, out: Path) -> str:
-        line = round_summary("batch-ppo", self.steps, last, wall_s, out)
-        if self.best is None:
-            return line
-        best = (
-            f"exported the network of step {self.best.step}, its best evaluation (exact {self.best.exact_ev_gap:+.6f})"
-        )
-        return f"{line}\n{best}"
+        return round_summary("batch-ppo", self.steps, last, wall_s, out, self.best)
 
     def exported(self) -> BatchPPOAgent:
         """The agent the run's folder holds: the best evaluation's network (the one-round game), else the last."""

@@ -53,6 +53,10 @@ def shoe_arguments_of(rules: Rules, system: str, bets: tuple[float, ...], seats:
     return shoe_arguments(check_bets(bets, seats), seats, seat, OBSERVATIONS[system])
 
 
+#: paired_evaluation's figures that blackjack-evaluate prints but a run's metrics.csv does not keep.
+CLI_ONLY = ("interrupted", "ev_flat", "stderr_basic", "stderr_flat")
+
+
 class ShoeNetEvaluation:
     """How a network learner of the shoe game is evaluated (module docstring): :func:`paired_evaluation`
     of its agent, beside Hi-Lo I18 + Fab 4 with the EV-maximising use of the same bets."""
@@ -79,12 +83,7 @@ class ShoeNetEvaluation:
 
     def evaluate(self, agent: Any, rounds: int, seed: int) -> dict[str, float]:
         row = paired_evaluation(agent, rounds, seed)
-        for key in (
-            "interrupted",
-            "ev_flat",
-            "stderr_basic",
-            "stderr_flat",
-        ):  # the CLI's figures, not the run's columns
+        for key in CLI_ONLY:
             row.pop(key)
         ev_hilo, se_hilo = self.hilo_ev()
         gain = row["ev"] - ev_hilo

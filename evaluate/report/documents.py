@@ -34,7 +34,7 @@ from .formats import (
     fmt_share,
     fmt_tag,
 )
-from .learner import COUNT_FIGURE_SYSTEMS, Learner
+from .learner import COUNT_FIGURE_SYSTEMS, Learner, has_hilo_flat
 from .model import Ceiling, Counting, Estimate, Report
 
 if TYPE_CHECKING:
@@ -148,14 +148,9 @@ def bets_text(bets: tuple[float, ...] | list[float]) -> str:
 def learner_curve_header(learner: Learner | Network) -> list[str]:
     header = [learner.trained, "wall time (min)", "EV per 100, its bets", "gain over basic, its bets", "95% CI"]
     header += ["gain over Hi-Lo EV-max", "95% CI", "flat-bet gain over basic", "95% CI"]
-    header += ["Hi-Lo I18+Fab4 flat gain"] if _has_hilo_flat(learner) else []
+    header += ["Hi-Lo I18+Fab4 flat gain"] if has_hilo_flat(learner.curve) else []
     share = ["flat-bet share of the ceiling", "95% CI", "share with its bets", "95% CI"]
     return header + (share if learner.has_share else [])
-
-
-def _has_hilo_flat(learner: Learner | Network) -> bool:
-    """Whether the run's curve has Hi-Lo I18 + Fab 4's flat-bet gain on the same shoes (a network's has not)."""
-    return bool(learner.curve) and "flat_gain_hilo" in (learner.curve or [{}])[0]
 
 
 def learner_curve_rows(learner: Learner | Network) -> Rows:
@@ -165,7 +160,7 @@ def learner_curve_rows(learner: Learner | Network) -> Rows:
         row = [f"{p['step']:,.0f}", f"{p['wall_s'] / 60:.1f}", fmt_per_100(p["ev"])]
         for key in ("gain_vs_basic", "gain_vs_hilo", "flat_gain"):
             row += [fmt_per_100(p[key]), _ci(p[f"{key}_low"], p[f"{key}_high"], fmt_per_100)]
-        if _has_hilo_flat(learner):
+        if has_hilo_flat(learner.curve):
             row.append(fmt_per_100(p["flat_gain_hilo"]))
         if learner.has_share:
             for key in ("flat_share", "bets_share"):

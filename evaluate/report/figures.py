@@ -17,7 +17,7 @@ from blackjack_env.simulate import OUTCOMES, Z95
 from blackjack_env.strategy import StrategyTable, row_of_label, up_label
 
 from .formats import ACTIONS
-from .learner import COUNT_FIGURE_SYSTEMS, STATUS, Learner
+from .learner import COUNT_FIGURE_SYSTEMS, STATUS, Learner, has_hilo_flat
 from .model import BANKROLL_METHOD, BankrollPaths, Ceiling, Counting, Estimate, Report
 
 if TYPE_CHECKING:
@@ -481,7 +481,7 @@ def learner_curve_figure(learner: Learner | Network) -> Figure:
         _band(gain_ax, x, curve, "gain_vs_basic", "#4c72b0", "over basic strategy (flat)")
         _band(gain_ax, x, curve, "gain_vs_hilo", "#dd8452", "over Hi-Lo I18+Fab4, EV-max bets")
         _band(flat_ax, x, curve, "flat_gain", "#8172b2", "the learner over basic strategy")
-        hilo_flat = curve and "flat_gain_hilo" in curve[0]
+        hilo_flat = has_hilo_flat(curve)
         if hilo_flat:
             flat_ax.plot(
                 x,

@@ -189,6 +189,11 @@ def build_learner(
     return learner
 
 
+def has_hilo_flat(curve: list[dict[str, float]] | None) -> bool:
+    """Whether a run's curve has Hi-Lo I18 + Fab 4's flat-bet gain on the same shoes (a network's has not)."""
+    return bool(curve) and "flat_gain_hilo" in (curve or [{}])[0]
+
+
 def read_learner_metrics(path: Path) -> list[dict[str, float]]:
     """A shoe run's metrics.csv (``CURVE_COLUMNS``, and ``SHARE_COLUMNS`` where present), checked row by row."""
     return read_run_metrics(path, CURVE_COLUMNS, SHARE_COLUMNS, "a blackjack-train --env shoe run writes")

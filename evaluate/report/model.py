@@ -446,10 +446,7 @@ def build_report(args: argparse.Namespace) -> Report:
             "what counting (bet ramp and index plays) gains per round. Random play is left out: the shoe "
             "advances along the last player's cards, so random play after the counter would deal it other shoes."
         )
-        if not report.counting.bankroll_given:
-            report.notes.append(
-                f"No --bankroll: the risk of ruin and the bankroll paths use {DEFAULT_BANKROLL:,.0f} units."
-            )
+        note_default_bankroll(report)
     elif policy.table is not None:
         solution = solve(rules)
         evaluation = solution.evaluate(policy.table)
@@ -486,6 +483,14 @@ def build_report(args: argparse.Namespace) -> Report:
     if args.ceiling:
         add_ceiling(report, args, rules, ceiling_bets(policy))
     return report
+
+
+def note_default_bankroll(report: Report) -> None:
+    """A counter's report without --bankroll says which bankroll its risk of ruin and paths use."""
+    if report.counting is not None and not report.counting.bankroll_given:
+        report.notes.append(
+            f"No --bankroll: the risk of ruin and the bankroll paths use {DEFAULT_BANKROLL:,.0f} units."
+        )
 
 
 def check_ceiling(args: argparse.Namespace, rules: Rules) -> None:

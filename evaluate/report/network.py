@@ -26,7 +26,17 @@ from ..columns import NET_COLUMNS
 from ..options import RunFeedback, policy_rules, shoe_agent_for
 from ..shoe_agents import CountTally, paired_evaluation
 from .learner import METRICS_FILE, read_run_metrics
-from .model import DEFAULT_BANKROLL, PROG, BankrollPaths, Counting, Estimate, Report, add_ceiling, check_ceiling
+from .model import (
+    DEFAULT_BANKROLL,
+    PROG,
+    BankrollPaths,
+    Counting,
+    Estimate,
+    Report,
+    add_ceiling,
+    check_ceiling,
+    note_default_bankroll,
+)
 
 #: The agent's kind (agent.json) and what the report calls it.
 KINDS = {"ppo-shoe": "the MaskablePPO network", "batch-ppo": "the batch-PPO network"}
@@ -55,7 +65,7 @@ class Network:
 
     @property
     def title(self) -> str:
-        return KINDS.get(self.kind, f"the {self.kind} network")
+        return kind_title(self.kind)
 
     @property
     def observes_text(self) -> str:
@@ -72,6 +82,11 @@ class Network:
             "flat_gain": self.flat_gain.to_dict(),
             "learning_curve": self.curve,
         }
+
+
+def kind_title(kind: str) -> str:
+    """What the report calls a network of this kind (agent.json's)."""
+    return KINDS.get(kind, f"the {kind} network")
 
 
 def gain_estimate(row: dict[str, Any], key: str) -> Estimate:
@@ -116,7 +131,7 @@ def build_network_report(args: argparse.Namespace) -> Report:
         rates={},
         exact=None,
     )
-    name = KINDS.get(agent.kind, f"the {agent.kind} network").removeprefix("the ")  # figures' titles: short
+    name = kind_title(agent.kind).removeprefix("the ")  # the counter pages' figure titles: short
     report.counting = Counting(
         CountingStrategy(counting_system("hilo"), name=name),
         solve(rules).table,
@@ -142,10 +157,7 @@ def build_network_report(args: argparse.Namespace) -> Report:
         "the gains are paired per shoe. Random play is left out. Its rounds are filed by the Hi-Lo true count when "
         f"the bet is made (counted from the unseen cards; it observes {report.network.observes_text})."
     )
-    if not args.bankroll:
-        report.notes.append(
-            f"No --bankroll: the risk of ruin and the bankroll paths use {DEFAULT_BANKROLL:,.0f} units."
-        )
+    note_default_bankroll(report)
     if report.network.curve is None:
         report.notes.append(f"No learning curve: {run / METRICS_FILE} is not there.")
     if args.ceiling:
