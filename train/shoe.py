@@ -122,10 +122,13 @@ def ev_max_ramp(by_count: list[dict[str, Any]], bets: tuple[float, ...]) -> tupl
     the smallest bet, and the largest from one true count on ("8 from the true count where it
     turns positive"), that count chosen to maximise the calibration run's EV with those
     bets: the threshold t maximising the summed results of the rounds at t or above. A count with
-    few rounds weighs by its few rounds, so a sparse count's noise cannot drop the bet back."""
+    few rounds weighs by its few rounds, so a sparse count's noise cannot drop the bet back. A count
+    no round was played at (true count -1 at one deck, where the floored count skips it) adds nothing:
+    its EV is NaN, and a NaN in the sums would choose a threshold at random."""
     low, high = bets[0], bets[-1]
-    counts = [float(row["true_count"]) for row in by_count]
-    results = [row["ev_per_unit_bet"] * row["rounds_played"] for row in by_count]
+    played = [row for row in by_count if row["rounds_played"]]
+    counts = [float(row["true_count"]) for row in played]
+    results = [row["ev_per_unit_bet"] * row["rounds_played"] for row in played]
     tails = [sum(results[i:]) for i in range(len(results))]  # high from counts[i] on
     best = max(range(len(tails)), key=lambda i: (tails[i], -i))
     if tails[best] <= 0:
