@@ -48,10 +48,13 @@ CALIBRATION_FACTOR = 10
 
 # ---------------------------------------------------------------------------- the default budget
 #: Rounds per learning seat a run of the count-table (tabular) and composition (linear) learners takes
-#: unless told (--steps): every learning seat's decisions train the learner, so a table of N seats with
-#: ``--seat all`` learns from N times the decisions per round and takes 1/N of the rounds. One seat: 2e9
-#: rounds, the runs measured in the docs' learning-to-count results (their figures are those of this budget).
+#: unless told (--steps), in the reference game (``REFERENCE_SHOE``): every learning seat's decisions train
+#: the learner, so a table of N seats with ``--seat all`` learns from N times the decisions per round and
+#: takes 1/N of the rounds. One seat: 2e9 rounds, the runs measured in the docs' learning-to-count results
+#: (their figures are those of this budget). Other games scale it by ``budget_scale``.
 SEAT_ROUNDS = 2_000_000_000
+#: The shoe SEAT_ROUNDS was measured in: 6 decks dealt to 75% penetration.
+REFERENCE_SHOE = (6, 0.75)
 #: Seconds per round of a whole default run, one seat, one core (evaluations and compiling included):
 #: the measured runs of the docs' learning-to-count results, 2e9 rounds in 1,332 s (count-table) and
 #: 550 s (composition) on a 2-core machine, the other core busy.
@@ -71,10 +74,32 @@ def learning_seats(seats: int, seat: int | str) -> int:
     return max(1, int(seats)) if seat in ("all", -1) else 1
 
 
-def default_rounds(seats: int, seat: int | str) -> int:
-    """--steps unless told: ``SEAT_ROUNDS`` per learning seat (rounded up), so every table learns
-    from as many decisions as the one-seat default's 2e9 rounds."""
-    return -(-SEAT_ROUNDS // learning_seats(seats, seat))
+def count_spread(decks: int, penetration: float) -> float:
+    """How far the shoe's composition strays from a full shoe's, averaged over the rounds it deals: the
+    variance of a balanced count's true count per unit variance of its tags, up to a factor common to
+    every game. After a share x of N cards is seen, the running count's variance is x N (1 - x) N / (N - 1)
+    per unit tag variance (cards drawn without replacement) and the true count divides it by the unseen
+    decks, (1 - x) N / 52, so its variance is 52^2 x / ((1 - x)(N - 1)); rounds are dealt evenly over
+    x from 0 to the penetration p, whose average of x / (1 - x) is -ln(1 - p) / p - 1."""
+    if decks < 1 or not 0 < penetration < 1:
+        raise ValueError(f"a shoe needs decks >= 1 and 0 < penetration < 1, got {decks} and {penetration}")
+    return 52.0 / (52 * decks - 1) * (-math.log1p(-penetration) / penetration - 1.0)
+
+
+def budget_scale(decks: int, penetration: float) -> float:
+    """The default budget of a game over the reference game's (``REFERENCE_SHOE``), to two significant
+    figures: the reference's spread over the game's. Both learners fit their values as lines in what
+    they see of the shoe (the count, the unseen cards), and a line's slope is known to a standard error
+    of 1 / sqrt(decisions x the spread of what it is fitted on): with this budget every game's slopes are
+    known as well as the reference game's are on 2e9 rounds. A one-deck shoe strays four times as far
+    and needs a quarter of the rounds; a shoe dealt to 50% strays half as far and needs twice as many."""
+    return float(f"{count_spread(*REFERENCE_SHOE) / count_spread(decks, penetration):.2g}")
+
+
+def default_rounds(seats: int, seat: int | str, decks: int = REFERENCE_SHOE[0], penetration: float = 0.75) -> int:
+    """--steps unless told: ``SEAT_ROUNDS`` scaled to the game (``budget_scale``) per learning seat
+    (rounded up), so every table learns from as many decisions as one seat in that game."""
+    return -(-round(SEAT_ROUNDS * budget_scale(decks, penetration)) // learning_seats(seats, seat))
 
 
 def expected_seconds(
@@ -100,14 +125,25 @@ def format_duration(seconds: float) -> str:
 
 
 def budget_line(
-    learner: str, steps: int, seats: int, seat: int | str, workers: int = 1, sync_chunks: int = 16, done: int = 0
+    learner: str,
+    steps: int,
+    seats: int,
+    seat: int | str,
+    shoe: tuple[int, float] = REFERENCE_SHOE,
+    workers: int = 1,
+    sync_chunks: int = 16,
+    done: int = 0,
 ) -> str:
-    """The line a run of ``steps`` rounds starts with: its budget (said to be the default where it is)
-    and the time it is expected to take from ``done`` rounds on (``expected_seconds``)."""
+    """The line a run of ``steps`` rounds starts with: its budget (said to be the default where it is,
+    for the game's ``shoe``: decks and penetration) and the time it is expected to take from ``done``
+    rounds on (``expected_seconds``)."""
     learning = learning_seats(seats, seat)
     why = "the run's budget" if done else "--steps"
-    if steps == default_rounds(seats, seat):
-        why = "default: 2e9 per learning seat" + (f", {learning} learning" if learning > 1 else "")
+    if steps == default_rounds(seats, seat, *shoe):
+        mantissa, exponent = f"{SEAT_ROUNDS * budget_scale(*shoe):.1e}".split("e")
+        per_seat = f"{mantissa.removesuffix('.0')}e{int(exponent)}"  # 4.6e8, 2e9
+        game = f"{shoe[0]} deck{'s' if shoe[0] > 1 else ''} dealt to {shoe[1]:.0%}"
+        why = f"default: {per_seat} per learning seat for {game}" + (f", {learning} learning" if learning > 1 else "")
     start = f", from {done:,}" if done else ""
     seconds = expected_seconds(learner, steps - done, seats, seat, workers, sync_chunks)
     plural = f"{workers} workers" if workers > 1 else "1 worker"
@@ -231,7 +267,8 @@ class ChunkLearner:
 
     def plan(self, total: int) -> str:
         agent, run = self.agent, self.run
-        return budget_line(self.name, total, agent.seats, agent.seat, run.workers, run.sync_chunks, agent.rounds)
+        shoe = (self.rules.decks, self.rules.penetration)
+        return budget_line(self.name, total, agent.seats, agent.seat, shoe, run.workers, run.sync_chunks, agent.rounds)
 
     def save(self, out: Path) -> None:
         self.agent.save(out)
