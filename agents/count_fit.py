@@ -64,8 +64,9 @@ class CurveFit:
 
 
 def bucket_counts(spec: BucketSpec) -> np.ndarray:
-    """The count each bucket stands for in the fits: its middle, in bucket widths."""
-    return (spec.lo + (np.arange(spec.n) + 0.5) * spec.width) / spec.width
+    """The count each bucket stands for in the fits: its middle, in units of the count (a bucket
+    width, or two where buckets are half a unit wide), so a slope's prior is the same per unit."""
+    return (spec.lo + (np.arange(spec.n) + 0.5) * spec.width) / (spec.width * spec.per_unit)
 
 
 def fit_curves(y: np.ndarray, var: np.ndarray, spec: BucketSpec, degree: int = DEGREE) -> CurveFit:
@@ -76,7 +77,7 @@ def fit_curves(y: np.ndarray, var: np.ndarray, spec: BucketSpec, degree: int = D
     tens' share), so a curve pools every bucket's data into 2-3 parameters instead of one noisy mean
     per bucket. The two tail buckets are left out (the counts they hold are unknown; the curve is
     read there at their middle). Each coefficient but the intercept has a normal prior of mean 0
-    and standard deviation PRIOR_SD (per bucket width to its power): with a few returns in a few
+    and standard deviation PRIOR_SD (per unit of the count to its power): with a few returns in a few
     buckets the curve stays near the cell's count-free mean instead of extrapolating noise (a
     line through three noisy points would double 20 v 3), while a slope the data show (about 0.01
     to 0.03 per true count for the strong deviations) is barely pulled. The parameters'

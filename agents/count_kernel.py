@@ -23,6 +23,9 @@ from .chunk_agent import T_DECISIONS, T_ROUNDS, T_SUM
 
 #: Hi-Lo's tags' per-card standard deviation: the unit of the bucket widths.
 _HILO_SD = math.sqrt(10.0 / 13.0)
+#: A balanced count's buckets are half a unit wide in shoes of at most this many decks: there a true
+#: count strays far enough that half a count holds as many decisions as a whole one does at 6 decks.
+FINE_DECKS = 2
 # statistics per entry: summed weight, weighted return, weighted squared return
 W, WR, WRR = 0, 1, 2
 # chunk totals: the chunk learners' (rounds, summed learner-seat results, learner decisions), then
@@ -48,6 +51,9 @@ class BucketSpec:
     lo: float
     width: float
     n: int
+    #: Buckets per unit of the count (one Hi-Lo true count's worth, ``base_width``): 2 where the shoe's
+    #: count is kept in half units (``FINE_DECKS``); the fits state their prior per unit.
+    per_unit: int = 1
 
     def edge(self, i: int) -> float:
         """The lower edge of bucket i (i >= 1), computed as the kernel computes it."""
@@ -65,18 +71,22 @@ def tag_sd(system: CountingSystem) -> float:
     return math.sqrt(max(float(w @ (tags * tags)) - mean * mean, 0.0))
 
 
-def bucket_spec(system: CountingSystem, rules: Rules) -> BucketSpec:
-    """The bucket rule of the module docstring, for this system, deck count and penetration."""
+def bucket_spec(system: CountingSystem, rules: Rules, fine: bool | None = None) -> BucketSpec:
+    """The bucket rule of the count-table learner's docstring, for this system, deck count and
+    penetration; a balanced count in a shoe of at most ``FINE_DECKS`` decks is kept in half units
+    (``fine``: None by that rule; False, a run saved before it kept whole units)."""
     cards = 52 * rules.decks
     seen = rules.penetration * cards
     sd = tag_sd(system)
     # the running count's spread after the cut card's worth of cards, drawn without replacement
     sd_running = sd * math.sqrt(seen * (cards - seen) / (cards - 1))
     if system.balanced:
-        width = sd / _HILO_SD
+        per_unit = (rules.decks <= FINE_DECKS) if fine is None else fine
+        unit = sd / _HILO_SD
+        width = unit / (2 if per_unit else 1)
         spread = sd_running * 52.0 / max(cards - seen, 1.0)  # the true count's, at the cut card
         half = max(2, math.ceil(2.0 * spread / width))
-        return BucketSpec(-half * width, width, 2 * half)
+        return BucketSpec(-half * width, width, 2 * half, 2 if per_unit else 1)
     width = sd / _HILO_SD * rules.decks * (1.0 - rules.penetration / 2.0)
     start = system.initial_running_count(rules.decks)
     drift = seen * system.deck_sum() / 52.0  # where the running count ends on average

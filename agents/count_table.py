@@ -37,11 +37,14 @@ neighbours fit. The cell's questions are then answered in the counting format's 
 others give, and the export reads its indices from the same lines (where they cross 0), so what
 the learner plays by is what it exports, up to the export's significance test.
 
-Count buckets, by a stated rule (:func:`bucket_spec`): a balanced system's bucket width is its
-tags' per-card standard deviation over Hi-Lo's (Hi-Lo: one whole true count, floored as the
-simulator's true-count table), an unbalanced system's the same times the unseen decks at half the
-penetration (its running count moves that much for one true count's worth); the buckets span two
-standard deviations of the count at the cut card either side of where it starts, the tails pooled.
+Count buckets, by a stated rule (:func:`bucket_spec`): a balanced system's unit is its tags'
+per-card standard deviation over Hi-Lo's (Hi-Lo: one whole true count, floored as the simulator's
+true-count table), and its buckets are one unit wide, or half a unit in a shoe of at most
+``FINE_DECKS`` (2) decks, whose true count strays far enough to fill them (so indices and bets there
+move in half counts); an unbalanced system's unit is the same times the unseen decks at half the
+penetration (its running count moves that much for one true count's worth), one bucket a unit. The
+buckets span two standard deviations of the count at the cut card either side of where it starts,
+the tails pooled.
 
 The export (:meth:`CountTableAgent.to_strategy`) is a counting strategy: the system, the ramp that
 maximises the learned EV (each bucket bets the allowed bet with the highest bet x learned value per
@@ -164,10 +167,11 @@ class CountTableAgent(ChunkLearnerAgent):
         seat: int = 0,
         seed: int = 0,
         chunk_rounds: int = 1 << 16,
+        fine: bool | None = None,
     ) -> None:
         super().__init__(rules, bets, seats, seat, seed, chunk_rounds)
         self.system = system
-        self.spec = bucket_spec(system, self.rules)
+        self.spec = bucket_spec(system, self.rules, fine)
         n = self.spec.n
         self.stats = np.zeros((n, N_ROWS, N_UP, N_PAIRS, 3))
         self.ins_stats = np.zeros((n, 2, 3))
@@ -361,6 +365,7 @@ class CountTableAgent(ChunkLearnerAgent):
             "chunk_rounds": self.chunk_rounds,
             "estimator": ESTIMATOR,
             "strategy": STRATEGY_FILE,
+            "buckets_per_unit": self.spec.per_unit,
         }
 
     @classmethod
@@ -370,7 +375,9 @@ class CountTableAgent(ChunkLearnerAgent):
                 f"{path} holds statistics of an earlier count-table learner (Monte Carlo with exploration); "
                 f"this version learns from {ESTIMATOR} and cannot continue or export it: train it again"
             )
-        return cls(system=parse_system(manifest["system"]), **cls._game_of(manifest))
+        # a run saved before half-unit buckets kept whole ones whatever its deck count
+        fine = manifest.get("buckets_per_unit", 1) == 2
+        return cls(system=parse_system(manifest["system"]), **cls._game_of(manifest), fine=fine)
 
 
 __all__ = [

@@ -50,6 +50,27 @@ def test_bucket_rule_hilo_is_whole_true_counts() -> None:
     assert deeper.n > spec.n  # the true count spreads further with deeper play
 
 
+@pytest.mark.parametrize("decks", [1, 2])
+def test_few_decks_keep_half_true_counts_and_a_saved_run_keeps_its_buckets(decks: int, tmp_path: Path) -> None:
+    """At one and two decks a balanced count's buckets are half a true count (an unbalanced count's
+    stay whole units); a saved run loads with its own buckets, and a run saved before half units (no
+    buckets_per_unit in agent.json) with whole ones."""
+    rules = RULES.with_settings([f"decks={decks}", "penetration=0.65"])
+    half = bucket_spec(system("hilo"), rules)
+    assert (half.width, half.per_unit) == (0.5, 2) and float(2 * half.lo).is_integer()
+    assert bucket_spec(system("hilo"), rules, fine=False).width == 1.0
+    assert bucket_spec(system("ko"), rules).per_unit == 1
+    agent = CountTableAgent(rules, system("hilo"), seed=1, chunk_rounds=1 << 12)
+    agent.learn_chunk()
+    agent.save(tmp_path / "run")
+    loaded = CountTableAgent.load(tmp_path / "run")
+    assert loaded.spec == half and np.array_equal(loaded.stats, agent.stats)
+    manifest = json.loads((tmp_path / "run" / "agent.json").read_text())
+    del manifest["buckets_per_unit"]
+    whole = CountTableAgent._from_manifest(tmp_path / "run", manifest)
+    assert whole.spec == bucket_spec(system("hilo"), rules, fine=False)
+
+
 def test_learns_to_bet_with_the_count(learned: CountTableAgent) -> None:
     values, stderrs, _ = learned.round_values()
     spec = learned.spec
@@ -164,7 +185,7 @@ def _synthetic_stats(spec, diff, weight: float, rng: np.random.Generator | None 
     bucket; with ``rng``, each mean carries its sampling noise."""
     from blackjack_env.agents.count_table import bucket_counts
 
-    x = bucket_counts(spec) * spec.width
+    x = bucket_counts(spec) * spec.width * spec.per_unit  # the bucket's middle, in true counts
     means = diff(x)
     if rng is not None:
         means = means + rng.normal(0.0, 1.0 / np.sqrt(weight), means.shape)
@@ -180,18 +201,26 @@ def _single(curves):
 
 
 @pytest.mark.parametrize(
-    ("slope", "crossing", "when", "index"), [(0.02, 2.3, "at_or_above", 2.0), (-0.03, -1.6, "below", -2.0)]
+    ("decks", "slope", "crossing", "when", "index"),
+    [
+        (6, 0.02, 2.3, "at_or_above", 2.0),
+        (6, -0.03, -1.6, "below", -2.0),
+        (1, 0.02, 2.3, "at_or_above", 2.5),  # half true counts at one deck
+        (2, -0.03, -1.6, "below", -1.5),
+    ],
 )
-def test_fitted_index_is_where_a_known_linear_difference_crosses_zero(slope, crossing, when, index) -> None:
+def test_fitted_index_is_where_a_known_linear_difference_crosses_zero(decks, slope, crossing, when, index) -> None:
     """A paired difference linear in the count, sampled with noise in every bucket: the fit pools
     the buckets, its line crosses zero where the difference does, and the exported threshold is
-    the bucket edge that plays "yes" exactly in the buckets whose middle lies past the crossing."""
+    the bucket edge that plays "yes" exactly in the buckets whose middle lies past the crossing
+    (whole true counts at 6 decks, half ones at one and two)."""
     from blackjack_env.agents.count_table import fit_question, pair_curves
 
-    spec = bucket_spec(system("hilo"), RULES)
+    spec = bucket_spec(system("hilo"), RULES.with_settings([f"decks={decks}", "penetration=0.65"]))
     stats = _synthetic_stats(spec, lambda x: slope * (x - crossing), 2e5, np.random.default_rng(0))
     curves = pair_curves(stats, spec)
-    assert curves.beta[0, 0, 0, 1] / spec.width == pytest.approx(slope, rel=0.1)
+    unit = spec.width * spec.per_unit  # the fits' count is in units: one true count
+    assert curves.beta[0, 0, 0, 1] / unit == pytest.approx(slope, rel=0.1)
     assert -curves.beta[0, 0, 0, 0] / curves.beta[0, 0, 0, 1] == pytest.approx(crossing, abs=0.2)
     fit = fit_question(_single(curves), np.ones((spec.n, 1)), np.full(spec.n, 0.01), False, spec)
     assert fit is not None

@@ -233,10 +233,10 @@ def read_run_metrics(
 def _count_table(
     folder: Path, strategy: CountingStrategy, rules: Rules, curve: list[dict[str, float]] | None, notes: list[str]
 ) -> Learner:
-    spec = bucket_spec(strategy.system, rules)
     agent = None
     if (folder / "agent.json").is_file() and (folder / STATS_FILE).is_file():
         agent = CountTableAgent.load(folder)
+    spec = agent.spec if agent is not None else bucket_spec(strategy.system, rules)
     if agent is not None:
         values, errs, weights = agent.round_values()
         bets = agent.bucket_bets()
