@@ -406,19 +406,29 @@ def batch_ppo_paired(paired: Paired, results: Path) -> str:
     return table(header, rows)
 
 
-#: The fresh seeds run on batch-PPO's one-round defaults (none chose a setting), by the run folder's name.
-BATCH_PPO_DEFAULT_RUNS = "batch-ppo-expected-ent0.04-seed{seed}"
-BATCH_PPO_FRESH_SEEDS = (302, 303, 304, 305, 306, 401, 402, 403, 404, 405, 406, 801, 802, 803, 804, 805)
+#: Seeds run on batch-PPO's one-round settings at 2e7 and at 3e7 steps, by the run folder's name: at 2e7
+#: none chose a setting; at 3e7 seeds 1001-1005 are fresh, 305 (the one beyond the mark at 2e7) and
+#: 801-805 (the earlier comparison of steps) are not.
+BATCH_PPO_EXPORTED = {
+    "batch-ppo-exported": (
+        "batch-ppo-expected-ent0.04-seed{seed}",
+        (302, 303, 304, 305, 306, 401, 402, 403, 404, 405, 406, 801, 802, 803, 804, 805),
+    ),
+    "batch-ppo-exported-3e7": (
+        "batch-ppo-expected-ent0.04-3e7-seed{seed}",
+        (1001, 1002, 1003, 1004, 1005, 305, 801, 802, 803, 804, 805),
+    ),
+}
 #: The mark of the one-round game: the exported policy within this many points of basic strategy.
 ROUND_MARK_PP = 0.02
 
 
-def batch_ppo_exported(results: Path) -> str:
-    """The fresh seeds on the one-round defaults: each run's last evaluation beside its best one, whose
-    network the run exports (both priced exactly), and how many of each are within the mark."""
+def batch_ppo_exported(runs: str, seeds: tuple[int, ...], results: Path) -> str:
+    """Runs of one setting on many seeds: each run's last evaluation beside its best one, whose network
+    the run exports (both priced exactly), and how many of each are within the mark."""
     rows, last_within, best_within = [], 0, 0
-    for seed in BATCH_PPO_FRESH_SEEDS:
-        curve = read_csv(results / BATCH_PPO_DEFAULT_RUNS.format(seed=seed) / "metrics.csv")
+    for seed in seeds:
+        curve = read_csv(results / runs.format(seed=seed) / "metrics.csv")
         last, best = curve[-1], max(curve, key=lambda row: row["exact_ev_gap"])
         last_within += 100 * last["exact_ev_gap"] >= -ROUND_MARK_PP
         best_within += 100 * best["exact_ev_gap"] >= -ROUND_MARK_PP
@@ -743,7 +753,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ppo": ppo,
     "batch-ppo": batch_ppo,
     **{name: partial(batch_ppo_paired, paired) for name, paired in BATCH_PPO_PAIRED.items()},
-    "batch-ppo-exported": batch_ppo_exported,
+    **{name: partial(batch_ppo_exported, *runs) for name, runs in BATCH_PPO_EXPORTED.items()},
     "learning-to-count-flat": learning_to_count_flat,
     "learning-to-count-bets": learning_to_count_bets,
     "learning-to-count-runs": learning_to_count_runs,
