@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--steps",
         type=parse_count,
         default=None,
-        help="total env steps (default tabular 5e8, ppo and batch-ppo 2e7, their shoe 3e7; count-table and "
+        help="total env steps (default tabular 5e8, ppo 2e7, batch-ppo and both shoes 3e7; count-table and "
         "composition: rounds, 2e9 per learning seat at 6 decks dealt to 75%%, scaled to the game's shoe, e.g. "
         "4.6e8 at 1 deck dealt to 65%%, and --seats 3 --seat all takes a third); learners step in whole "
         "chunks or rollouts (ppo: n_envs x n_steps), so a run ends at the first boundary at or past this",

@@ -297,7 +297,7 @@ BATCH_PPO_PAIRED = {
     ),
 }
 #: The comparison whose second side is batch-PPO's one-round defaults today.
-BATCH_PPO_DEFAULTS_PAIRED = "batch-ppo-paired-ent0.04"
+BATCH_PPO_DEFAULTS_PAIRED = "batch-ppo-paired-3e7"
 BATCH_PPO_SETTINGS = (
     "steps",
     "reward",
