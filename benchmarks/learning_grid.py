@@ -5,7 +5,7 @@
     python benchmarks/learning_grid.py --table                    # table.md and grid.png from what is done
 
 Each game (``GRID``: settings over the default rules, and the learner's seat) is run in steps, each
-written to OUT/GAME.json as soon as it is done, so an interrupted run, or another session, goes on
+written to OUT/GAME.json as soon as it is done, so an interrupted or later run goes on
 from the first step missing:
 
 1. ``training``: the count-table learner (``--algo tabular``) and the composition learner (``--algo
