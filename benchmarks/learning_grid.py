@@ -229,7 +229,7 @@ def grid_figure(games: dict[str, dict[str, Any]], path: Path) -> None:
     ax.axhline(100, color="black", lw=0.8)
     ax.set_xticks(range(len(done)), list(done), fontsize=8)
     ax.set_ylabel("flat-bet share of the ceiling (%)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper right")
     fig.savefig(path, format="png")
 
 
