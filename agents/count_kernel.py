@@ -51,8 +51,8 @@ class BucketSpec:
     lo: float
     width: float
     n: int
-    #: Buckets per unit of the count (one Hi-Lo true count's worth, ``base_width``): 2 where the shoe's
-    #: count is kept in half units (``FINE_DECKS``); the fits state their prior per unit.
+    #: Buckets per unit of the count (one Hi-Lo true count's worth, ``width x per_unit``): 2 where the
+    #: shoe's count is kept in half units (``FINE_DECKS``); the fits state their prior per unit.
     per_unit: int = 1
 
     def edge(self, i: int) -> float:
@@ -74,7 +74,8 @@ def tag_sd(system: CountingSystem) -> float:
 def bucket_spec(system: CountingSystem, rules: Rules, fine: bool | None = None) -> BucketSpec:
     """The bucket rule of the count-table learner's docstring, for this system, deck count and
     penetration; a balanced count in a shoe of at most ``FINE_DECKS`` decks is kept in half units
-    (``fine``: None by that rule; False, a run saved before it kept whole units)."""
+    (``fine``: None, by that rule; True or False, half or whole units whatever the shoe, as a run saved
+    before the rule kept whole ones)."""
     cards = 52 * rules.decks
     seen = rules.penetration * cards
     sd = tag_sd(system)

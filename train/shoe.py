@@ -91,12 +91,14 @@ def budget_scale(decks: int, penetration: float) -> float:
     figures: the reference's spread over the game's. Both learners fit their values as lines in what
     they see of the shoe (the count, the unseen cards), and a line's slope is known to a standard error
     of 1 / sqrt(decisions x the spread of what it is fitted on): with this budget every game's slopes are
-    known as well as the reference game's are on 2e9 rounds. A one-deck shoe strays four times as far
-    and needs a quarter of the rounds; a shoe dealt to 50% strays half as far and needs twice as many."""
+    known as well as the reference game's are on 2e9 rounds. One deck dealt to 65% strays about four
+    times as far and needs about a quarter of the rounds; six decks dealt to 50%, half as far, twice as many."""
     return float(f"{count_spread(*REFERENCE_SHOE) / count_spread(decks, penetration):.2g}")
 
 
-def default_rounds(seats: int, seat: int | str, decks: int = REFERENCE_SHOE[0], penetration: float = 0.75) -> int:
+def default_rounds(
+    seats: int, seat: int | str, decks: int = REFERENCE_SHOE[0], penetration: float = REFERENCE_SHOE[1]
+) -> int:
     """--steps unless told: ``SEAT_ROUNDS`` scaled to the game (``budget_scale``) per learning seat
     (rounded up), so every table learns from as many decisions as one seat in that game."""
     return -(-round(SEAT_ROUNDS * budget_scale(decks, penetration)) // learning_seats(seats, seat))
