@@ -63,6 +63,18 @@ def test_the_report_plays_a_shoe_network_beside_basic_strategy(run: Path, tmp_pa
     assert "What the batch-PPO network learned" in text and "paired per shoe" in text
 
 
+def test_run_gives_the_learning_curve_of_another_folder(run: Path, tmp_path: Path) -> None:
+    """--run DIR: the curve is DIR's metrics.csv (here one row of it), not the policy's own."""
+    other = tmp_path / "other"
+    other.mkdir()
+    lines = (run / "metrics.csv").read_text().splitlines()
+    (other / "metrics.csv").write_text("\n".join(lines[:2]) + "\n")
+    out = tmp_path / "report"
+    assert report_main(["--policy", str(run), "--run", str(other), "--rounds", "500", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert [r["step"] for r in summary["network"]["learning_curve"]] == [0]
+
+
 def test_a_maskable_ppo_shoe_network_gets_its_report(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib")
     run, out = tmp_path / "ppo", tmp_path / "report"

@@ -141,6 +141,7 @@ def build_network_report(args: argparse.Namespace) -> Report:
         BankrollPaths.simulate(bankroll, row["ev"], figures["sd"], args.seed),
     )
     run = Path(args.policy)
+    metrics = Path(args.run or run) / METRICS_FILE  # --run: the curve of another run's metrics.csv
     report.network = Network(
         kind=agent.kind,
         source=str(run),
@@ -149,7 +150,7 @@ def build_network_report(args: argparse.Namespace) -> Report:
         seats=args.seats,
         seat=args.seat,
         flat_gain=gain_estimate(row, "flat_gain"),
-        curve=read_run_metrics(run / METRICS_FILE, NET_COLUMNS) if (run / METRICS_FILE).is_file() else None,
+        curve=read_run_metrics(metrics, NET_COLUMNS) if metrics.is_file() else None,
     )
     report.notes.append(
         "A network is played in the vector env, not the compiled simulator: on identical shoes (the first shoe of "
@@ -159,7 +160,7 @@ def build_network_report(args: argparse.Namespace) -> Report:
     )
     note_default_bankroll(report)
     if report.network.curve is None:
-        report.notes.append(f"No learning curve: {run / METRICS_FILE} is not there.")
+        report.notes.append(f"No learning curve: {metrics} is not there.")
     if args.ceiling:
         add_ceiling(report, args, rules, bets)
     return report
