@@ -45,7 +45,7 @@ from pathlib import Path
 
 from blackjack_env.env_kit import REWARD_MODES
 from blackjack_env.evaluate.options import OneLineParser, add_ceiling_arguments, console_entry
-from blackjack_env.rules import PRESETS, Rules
+from blackjack_env.rules import PRESETS
 
 from .backends import BACKENDS
 from .learner import GAMES
@@ -208,7 +208,7 @@ def train(args: Args, resume: bool = False) -> int:
     """Run (or continue) training; returns the exit status."""
     entry = find(args.algo, args.env)
     check_installed(entry, args.algo)
-    rules = Rules.preset(args.rules).with_settings(args.settings)
+    rules = args.game()
     config = entry.config_of(args, rules)  # every bad value refused in one line, before anything is written
     out = Path(args.out)
     if not resume and (out / STATE_FILE).exists():

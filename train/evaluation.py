@@ -126,11 +126,9 @@ def round_summary(
     label: str, steps: int, last: Mapping[str, float], wall_s: float, out: Path, best: Best | None = None
 ) -> str:
     """A one-round learner's last line, and which evaluation's network it exports (``best``)."""
-    exported = (
-        ""
-        if best is None
-        else (f"\nexported the network of step {best.step}, its best evaluation (exact {best.exact_ev_gap:+.6f})")
-    )
+    exported = ""
+    if best is not None:
+        exported = f"\nexported the network of step {best.step}, its best evaluation (exact {best.exact_ev_gap:+.6f})"
     return (
         f"{label}: {steps} steps in {wall_s:.1f} s; EV {last['ev']:+.5f}, "
         f"gap to basic strategy {last['ev_gap']:+.5f} [{last['ev_gap_low']:+.5f}, {last['ev_gap_high']:+.5f}] "

@@ -334,10 +334,11 @@ def _steps(n: int) -> Callable[[Args], int]:
 
 def _shoe_rounds(args: Args) -> int:
     # 2e9 rounds per learning seat at 6 decks dealt to 75%, scaled to the game (train/shoe.py budget_scale)
-    rules = Rules.preset(args.rules).with_settings(args.settings)
-    if rules.decks < 1 or not 0 < rules.penetration < 1:
-        return default_rounds(args.seats, args.seat)  # a game the learner refuses, with its own message
-    return default_rounds(args.seats, args.seat, rules.decks, rules.penetration)
+    rules = args.game()
+    try:
+        return default_rounds(args.seats, args.seat, rules.decks, rules.penetration)
+    except ValueError:  # no shoe to scale by: the learner refuses the game in its own words before it runs
+        return default_rounds(args.seats, args.seat)
 
 
 register(

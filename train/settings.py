@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from blackjack_env.evaluate.options import CEILING_SAMPLES, CEILING_STRATA
-from blackjack_env.rules import DEFAULT_PRESET
+from blackjack_env.rules import DEFAULT_PRESET, Rules
 
 from .backends import DEFAULT_SYNC_CHUNKS
 
@@ -79,6 +79,10 @@ class Args:
     # small network (the docs' training guide): with a thread per core, torch's pool spins
     # against any other busy process, 13x slower on a busy 2-core machine, for identical results
     torch_threads: int = 1
+
+    def game(self) -> Rules:
+        """The run's game: the --rules preset with every --set over it."""
+        return Rules.preset(self.rules).with_settings(self.settings)
 
 
 __all__ = ["Args"]

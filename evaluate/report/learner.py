@@ -191,7 +191,7 @@ def build_learner(
 
 def has_hilo_flat(curve: list[dict[str, float]] | None) -> bool:
     """Whether a run's curve has Hi-Lo I18 + Fab 4's flat-bet gain on the same shoes (a network's has not)."""
-    return bool(curve) and "flat_gain_hilo" in (curve or [{}])[0]
+    return curve is not None and len(curve) > 0 and "flat_gain_hilo" in curve[0]
 
 
 def read_learner_metrics(path: Path) -> list[dict[str, float]]:
