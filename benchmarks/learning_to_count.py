@@ -116,7 +116,9 @@ def train(
 
 def run_figures(run: Path) -> dict[str, Any]:
     state = json.loads((run / "state.json").read_text())
+    args = json.loads((run / "config.json").read_text())["args"]
     return {
+        **({"system": args["system"]} if args["algo"] in ("tabular", "count-table") else {}),
         "run": str(run.resolve().relative_to(ROOT.parent)) if run.resolve().is_relative_to(ROOT.parent) else str(run),
         "train_seed": training_seed(run),
         "rounds": state["steps"],

@@ -26,6 +26,7 @@ from blackjack_env.evaluate.runner import simulate
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
 from blackjack_env.train.cli import main as train_main
+from blackjack_env.train.shoe import COUNT_TABLE_SYSTEM
 
 RULES = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
 
@@ -174,7 +175,7 @@ def test_ctrl_c_keeps_a_checkpoint_that_resumes(tmp_path: Path) -> None:
     state = json.loads((run / "state.json").read_text())
     with np.load(run / "count_table.npz") as stats:
         assert int(stats["counters"][0]) == state["steps"] > 0
-    assert CountingStrategy.load(run / "counting-strategy.json").system.name == "hilo"
+    assert CountingStrategy.load(run / "counting-strategy.json").system.name == COUNT_TABLE_SYSTEM
     assert train_main(["--out", str(run), "--resume", "--steps", str(state["steps"] + 16384), "--no-progress"]) == 0
     assert json.loads((run / "state.json").read_text())["steps"] > state["steps"]
 
@@ -310,8 +311,8 @@ def test_short_run_exports_insurance(learned: CountTableAgent) -> None:
 
 
 def test_saved_run_exports_the_known_strong_deviations() -> None:
-    """The committed default run (benchmarks/results/count-table-hilo-s1: blackjack-train --env shoe
-    --set penetration=0.75 --seed 1, 2e9 rounds in one seat, 22 minutes on one core): its export,
+    """The committed Hi-Lo run (benchmarks/results/count-table-hilo-s1: blackjack-train --env shoe
+    --system hilo --set penetration=0.75 --seed 1, 2e9 rounds in one seat, 22 minutes on one core): its export,
     recomputed from its statistics, is the counting JSON it wrote, and holds Hi-Lo's best-known
     indices where published tables put them (insurance +3, 16 v 10 stand 0, 15 v 10 surrender 0,
     14 v 10 surrender +3, 12 v 3 and 12 v 2 stand +2 and +3, within a bucket), learned from nothing."""

@@ -17,6 +17,7 @@ from blackjack_env.train.cli import build_parser, resolve_args
 from blackjack_env.train.cli import main as train_main
 from blackjack_env.train.learner import Learner
 from blackjack_env.train.settings import Args
+from blackjack_env.train.shoe import COUNT_TABLE_SYSTEM
 
 
 def resolved(*argv: str) -> Args:
@@ -153,3 +154,19 @@ def test_a_registered_learner_trains_through_the_one_loop(
         resumed = list(csv.DictReader(f))
     assert [int(r["step"]) for r in resumed] == [0, 30, 50, 60, 90, 100]
     assert json.loads((part / "state.json").read_text())["steps"] == 100
+
+
+@pytest.mark.parametrize(
+    ("argv", "system"),
+    [
+        (["--env", "shoe"], COUNT_TABLE_SYSTEM),
+        (["--algo", "count-table"], COUNT_TABLE_SYSTEM),
+        (["--algo", "count-table", "--system", "hilo"], "hilo"),
+        (["--algo", "shoe-ppo"], "hilo"),
+        (["--env", "shoe", "--algo", "batch-ppo"], "hilo"),
+    ],
+)
+def test_the_count_table_learner_has_its_own_default_system(argv: list[str], system: str) -> None:
+    """The count-table learner counts with its own default unless told; the networks observe Hi-Lo."""
+    assert COUNT_TABLE_SYSTEM != "hilo"
+    assert resolve_args(build_parser().parse_args(argv)).system == system

@@ -34,6 +34,7 @@ from blackjack_env.evaluate.report.learner import (
 from blackjack_env.rules import Rules
 from blackjack_env.train.ceiling import CEILING_COLUMNS, CEILING_FILE
 from blackjack_env.train.cli import main as train_main
+from blackjack_env.train.shoe import COUNT_TABLE_SYSTEM
 
 GAME = ["--rules", "ultimatebet", "--set", "decks=2", "--set", "penetration=0.75"]
 TRAIN = [*GAME, "--env", "shoe", "--steps", "40000", "--chunk-steps", "20000", "--eval-every", "20000"]
@@ -155,7 +156,7 @@ def test_count_table_run_report(count_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "rep"
     summary = report(out, count_run, "--seats", "1")
     learner = summary["learner"]
-    assert learner["kind"] == "count-table" and learner["system"] == "hilo"
+    assert learner["kind"] == "count-table" and learner["system"] == COUNT_TABLE_SYSTEM
     assert {"learner_curve.png", "learned_ramp.png", "learned_indices.png"} <= set(summary["figures"])
     assert "learned_count.png" not in summary["figures"]
     assert_images(out, summary)

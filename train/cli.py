@@ -3,7 +3,7 @@
     blackjack-train --algo tabular --steps 2e9 --out runs/tabular
     blackjack-train --algo ppo --rules vegas-strip --set decks=2 --steps 2e6 --eval-every 1e5 --out runs/ppo
     blackjack-train --out runs/ppo --resume --steps 4e6       # continue a run (its saved config)
-    blackjack-train --algo count-table --system hilo --bets 1,2,4,8 --seats 3 --set penetration=0.75 --out runs/count
+    blackjack-train --algo count-table --bets 1,2,4,8 --seats 3 --set penetration=0.75 --out runs/count
     blackjack-train --algo composition --set penetration=0.75 --backend ray --workers 2 --out runs/linear
     blackjack-train --env shoe --algo linear --bets 1,2,4,8 --seats 3 --seat all --set penetration=0.75 --out runs/lin
     blackjack-train --algo shoe-ppo --system composition --bets 1,2,4,8 --set penetration=0.75 --out runs/shoe-ppo
@@ -51,6 +51,7 @@ from .backends import BACKENDS
 from .learner import GAMES
 from .registry import LearnerEntry, algo_choices, check_options, default_game, entries, find, missing_modules
 from .settings import Args
+from .shoe import COUNT_TABLE_SYSTEM
 from .trainer import STATE_FILE, Schedule, Trainer
 
 #: What a resumed run may set anew; everything else comes from its config.json.
@@ -87,7 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--env", choices=GAMES, default=None, help="the one-round game or the shoe game (default: the learner's own)"
     )
     shoe = p.add_argument_group("the shoe game (--env shoe)")
-    shoe.add_argument("--system", default=None, help="counting system: a built-in name or a JSON file (default hilo)")
+    shoe.add_argument(
+        "--system",
+        default=None,
+        help=f"counting system: a built-in name or a JSON file (default: {COUNT_TABLE_SYSTEM} for the count-table "
+        "learner, hilo for the networks)",
+    )
     shoe.add_argument("--bets", default=None, help="allowed bets, increasing, 0 sits out (default 1,2,4,8)")
     shoe.add_argument("--spread", default=None, help="MIN-MAX: the bets MIN, doubling, up to MAX (1-8: 1,2,4,8)")
     shoe.add_argument("--seats", type=int, default=None, help="boxes at the table, 1-7 (default 1)")

@@ -24,7 +24,14 @@ from .learner import GAMES, Learner
 from .linear import CompositionConfig, CompositionLearner, composition_agent
 from .ppo import PPOConfig, PPOLearner, layer_widths
 from .settings import Args
-from .shoe import ChunkRun, CountTableConfig, CountTableLearner, count_table_agent, default_rounds
+from .shoe import (
+    COUNT_TABLE_SYSTEM,
+    ChunkRun,
+    CountTableConfig,
+    CountTableLearner,
+    count_table_agent,
+    default_rounds,
+)
 from .shoe_args import shoe_game_of
 from .shoe_ppo import ShoePPOConfig, ShoePPOLearner, shoe_arguments_of
 from .tabular import TabularConfig, TabularLearner
@@ -363,6 +370,7 @@ register(
         options=frozenset(("system",)) | SHOE_OPTIONS | CHUNK_OPTIONS,
         also=("tabular",),
         default_steps=_shoe_rounds,
+        defaults=lambda: {"system": COUNT_TABLE_SYSTEM},
         refusals={"epsilon": "it explores by rolling out every legal answer of each decision on the same cards"},
     )
 )

@@ -19,7 +19,9 @@ class Args:
 
     algo: str = "tabular"
     env: str = "round"  # the game: "round" or "shoe" (one learner may play both)
-    system: str = "hilo"  # --env shoe: the counting system (a name or a JSON file)
+    # --env shoe: the counting system (a name or a JSON file); the count-table learner has its own default
+    # (train/shoe.py COUNT_TABLE_SYSTEM)
+    system: str = "hilo"
     bets: str = ""  # --env shoe: the allowed bets ("" and no spread: 1,2,4,8)
     spread: str = ""
     seats: int = 1
