@@ -8,9 +8,9 @@ Each game (``GRID``: settings over the default rules, and the learner's seat) is
 written to OUT/GAME.json as soon as it is done, so an interrupted or later run goes on
 from the first step missing:
 
-1. ``training``: the count-table learner (``--algo tabular``) and the composition learner (``--algo
-   linear``) trained with ``blackjack-train``'s defaults in the game, at the learner's seat, on
-   ``--train-seed`` and ``--workers`` processes (runs in OUT/runs/GAME-ALGO; a finished run is
+1. ``training``: the count-table learner (``--algo tabular``, counting ``--system`` if given) and the
+   composition learner (``--algo linear``) trained with ``blackjack-train``'s defaults in the game, at
+   the learner's seat, on ``--train-seed`` and ``--workers`` processes (runs in OUT/runs/GAME-ALGO; a finished run is
    reused), with their wall times;
 2. ``ceiling``: the round-start ceiling of the game at that seat (``blackjack_env.solver.ceiling``,
    ``--ceiling-samples`` shoes on ``--seed``), its gain per 100 rounds with a 95% CI;
@@ -41,7 +41,7 @@ from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, Table
 from blackjack_env.solver import ceiling, solve
 from blackjack_env.solver.ceiling import share_of_ceiling
-from blackjack_env.train.shoe import CALIBRATION_FACTOR, hilo_ev_max
+from blackjack_env.train.shoe import CALIBRATION_FACTOR, COUNT_TABLE_SYSTEM, hilo_ev_max
 
 OUT = ltc.ROOT / "results" / "learning-grid"
 BETS = ltc.BETS
@@ -90,6 +90,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--table", action="store_true", help="write table.md and grid.png from what is done")
     parser.add_argument("--games", nargs="*", default=None, help="games to run (default: every game of the grid)")
     parser.add_argument("--ceiling-samples", type=int, default=600, help="round-start shoes analysed (default 600)")
+    parser.add_argument(
+        "--system",
+        default=None,
+        help="the count-table learner's counting system (default: its own, as blackjack-train's)",
+    )
     ltc.add_run_arguments(parser, OUT)
     args = parser.parse_args(argv)
     unknown = [g for g in args.games or () if g not in GRID]
@@ -112,6 +117,15 @@ def finished(run: Path) -> bool:
     return int(json.loads((run / "state.json").read_text())["steps"]) >= int(steps)
 
 
+def check_system(run: Path, algo: str, system: str) -> None:
+    """A count-table run already there must count ``system``: a game's row is one system's."""
+    config = run / "config.json"
+    if algo == "tabular" and config.is_file():
+        counted = json.loads(config.read_text())["args"]["system"]
+        if counted != system:
+            raise SystemExit(f"{run} counts {counted}, not {system}: move it away or pass --system {counted}")
+
+
 def run_game(name: str, game: Game, args: argparse.Namespace) -> dict[str, Any]:
     """Every step of one game (module docstring) not yet in OUT/NAME.json, each written when done."""
     path = args.out / f"{name}.json"
@@ -124,11 +138,14 @@ def run_game(name: str, game: Game, args: argparse.Namespace) -> dict[str, Any]:
     runs: dict[str, Path] = {}
     for learner, algo in ltc.LEARNERS.items():
         run = args.out / "runs" / f"{name}-{algo}"
+        check_system(run, algo, args.system or COUNT_TABLE_SYSTEM)
         if not finished(run):
             print(f"{name}: training {learner}", file=sys.stderr)
             settings = list(game.settings)
             seats = (game.seats, game.seat)
-            ltc.train(algo, args.out, args.train_seed, args.train_steps, settings, seats, run.name, args.workers)
+            ltc.train(
+                algo, args.out, args.train_seed, args.train_steps, settings, seats, run.name, args.workers, args.system
+            )
         runs[learner] = run
     results["training"] = {learner: ltc.run_figures(run) for learner, run in runs.items()}
     ltc._write_json(path, results)

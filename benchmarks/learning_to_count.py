@@ -99,16 +99,20 @@ def train(
     seats: tuple[int, int] = (1, 0),
     name: str = "",
     workers: int = 1,
+    system: str | None = None,
 ) -> Path:
     """A run of ``algo`` on the game (``settings`` over the default rules, the learner at seat
     ``seats[1]`` of ``seats[0]``) with blackjack-train's defaults (what the README measures), in
-    OUT/runs/NAME (default ALGO-sSEED), on ``workers`` processes (the same run for any number)."""
+    OUT/runs/NAME (default ALGO-sSEED), on ``workers`` processes (the same run for any number); ``system``:
+    the count-table learner's counting system (None: its default)."""
     run = out / "runs" / (name or f"{algo}-s{seed}")
     argv = ["--env", "shoe", "--algo", algo, *(w for kv in settings for w in ("--set", kv))]
     argv += ["--seed", str(seed), "--out", str(run)]
     argv += ["--seats", str(seats[0]), "--seat", str(seats[1]), "--workers", str(workers), "--no-progress"]
     if steps is not None:
         argv += ["--steps", str(int(steps))]
+    if system is not None and algo == "tabular":
+        argv += ["--system", system]
     if train_main(argv) != 0:
         raise SystemExit(f"training {algo} failed")
     return run

@@ -95,3 +95,23 @@ def test_a_finished_game_is_read_not_run_and_tabled(
     assert "| 2d: 2D H17 DAS SP3 LS BJ 3:2 pen 0.65 | 1 of 3 | +0.330 (+0.300 .. +0.360) |" in table
     assert ", omega2 | +0.300, 90% (80 .. 100) |" in table and "+1.500, +2.000, +1.700 | 10, 10 |" in table
     assert (tmp_path / "grid.png").stat().st_size > 0
+
+
+def test_a_game_counts_one_system(grid: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--system reaches the count-table learner's training; a count-table run of another system already in
+    the grid's folder is refused in one line rather than mixed into the game's row."""
+    trained: list[tuple[str, str | None]] = []
+
+    def train(algo: str, *args: object) -> None:
+        trained.append((algo, args[-1]))  # type: ignore[arg-type]  # the system, last
+        raise SystemExit("stop after training")
+
+    monkeypatch.setattr(grid.ltc, "train", train)
+    with pytest.raises(SystemExit, match="stop after training"):
+        grid.main(["--games", "2d", "--system", "hilo", "--out", str(tmp_path)])
+    assert trained == [("tabular", "hilo")]
+    run = tmp_path / "runs" / "2d-tabular"
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({"args": {"algo": "tabular", "system": "hilo"}}))
+    with pytest.raises(SystemExit, match=f"counts hilo, not {grid.COUNT_TABLE_SYSTEM}: move it away"):
+        grid.main(["--games", "2d", "--out", str(tmp_path)])
