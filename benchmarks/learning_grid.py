@@ -10,8 +10,8 @@ from the first step missing:
 
 1. ``training``: the count-table learner (``--algo tabular``, counting ``--system`` if given) and the
    composition learner (``--algo linear``) trained with ``blackjack-train``'s defaults in the game, at
-   the learner's seat, on ``--train-seed`` and ``--workers`` processes (runs in OUT/runs/GAME-ALGO; a finished run is
-   reused), with their wall times;
+   the learner's seat, on ``--train-seed`` and ``--workers`` processes (runs in OUT/runs/GAME-ALGO; a
+   finished run is reused, an interrupted one resumed), with their wall times;
 2. ``ceiling``: the round-start ceiling of the game at that seat (``blackjack_env.solver.ceiling``,
    ``--ceiling-samples`` shoes on ``--seed``), its gain per 100 rounds with a 95% CI;
 3. ``flat``: basic strategy, both learners at a flat bet and Hi-Lo I18 + Fab 4 on identical shoes

@@ -104,8 +104,14 @@ def train(
     """A run of ``algo`` on the game (``settings`` over the default rules, the learner at seat
     ``seats[1]`` of ``seats[0]``) with blackjack-train's defaults (what the README measures), in
     OUT/runs/NAME (default ALGO-sSEED), on ``workers`` processes (the same run for any number); ``system``:
-    the count-table learner's counting system (None: its default)."""
+    the count-table learner's counting system (None: its default). A run already there with a checkpoint
+    is resumed (``--resume``), so an interrupted benchmark loses at most a chunk of training."""
     run = out / "runs" / (name or f"{algo}-s{seed}")
+    if (run / "state.json").is_file():  # an interrupted run goes on from its last checkpoint, on its own config
+        argv = ["--out", str(run), "--resume", "--workers", str(workers), "--no-progress"]
+        if train_main(argv + ([] if steps is None else ["--steps", str(int(steps))])) != 0:
+            raise SystemExit(f"resuming {run} failed")
+        return run
     argv = ["--env", "shoe", "--algo", algo, *(w for kv in settings for w in ("--set", kv))]
     argv += ["--seed", str(seed), "--out", str(run)]
     argv += ["--seats", str(seats[0]), "--seat", str(seats[1]), "--workers", str(workers), "--no-progress"]

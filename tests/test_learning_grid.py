@@ -115,3 +115,19 @@ def test_a_game_counts_one_system(grid: ModuleType, tmp_path: Path, monkeypatch:
     (run / "config.json").write_text(json.dumps({"args": {"algo": "tabular", "system": "hilo"}}))
     with pytest.raises(SystemExit, match=f"counts hilo, not {grid.COUNT_TABLE_SYSTEM}: move it away"):
         grid.main(["--games", "2d", "--out", str(tmp_path)])
+
+
+def test_an_interrupted_training_run_is_resumed(
+    grid: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run folder with a checkpoint but short of its steps goes on with --resume (blackjack-train refuses
+    to start a new run over it), on the run's own config."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(grid.ltc, "train_main", lambda argv: calls.append(list(argv)) or 0)
+    run = tmp_path / "runs" / "2d-tabular"
+    run.mkdir(parents=True)
+    (run / "state.json").write_text(json.dumps({"steps": 10}))
+    assert grid.ltc.train("tabular", tmp_path, 1, None, ["decks=2"], (3, 1), "2d-tabular", 2) == run
+    assert calls == [["--out", str(run), "--resume", "--workers", "2", "--no-progress"]]
+    grid.ltc.train("linear", tmp_path, 1, 1e6, ["decks=2"], (3, 1), "2d-linear", 1)
+    assert "--resume" not in calls[1] and calls[1][-2:] == ["--steps", "1000000"]
