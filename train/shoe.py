@@ -48,11 +48,11 @@ CALIBRATION_FACTOR = 10
 
 #: The count-table learner's counting system unless told (--system). Its indices can only be as good as
 #: its count tells the play: Omega II's tags (level 2, aces not counted) follow the play's effects of
-#: removal more closely than Hi-Lo's. Runs with the default budgets (training seed 7, 5e7 paired rounds
-#: of seed 777, per 100 rounds at a flat bet over basic strategy) gained +0.955 at one deck (Hi-Lo
-#: +0.762, Hi-Opt II +0.938) and +0.154 at six (5e8 rounds; Hi-Lo +0.119, Hi-Opt II +0.157, Zen +0.148,
-#: Halves +0.135), and more with bets 1-8 in both games; the grid of the docs' learning-to-count results
-#: scores the choice on other seeds.
+#: removal more closely than Hi-Lo's. Runs on training seed 7, scored on 5e7 paired rounds of seed 777
+#: at seat 1 of 3 (per 100 rounds at a flat bet over basic strategy), gained +0.955 at one deck on its
+#: default budget (Hi-Lo +0.762, Hi-Opt II +0.938) and +0.154 at six on 5e8 rounds (Hi-Lo +0.119, Hi-Opt
+#: II +0.157, Zen +0.148, Halves +0.135), and more with bets 1-8 in both games; the grid of the docs'
+#: learning-to-count results scores the choice on other seeds.
 COUNT_TABLE_SYSTEM = "omega2"
 
 # ---------------------------------------------------------------------------- the default budget
