@@ -22,6 +22,10 @@ PRIOR_SD = 0.05
 #: Standard errors by which a learned deviation's fitted gain over basic strategy's answer must be
 #: positive to be exported (see CountTableAgent.deviations: one test per question).
 Z_EXPORT = 2.0
+#: The chi-square (two degrees of freedom: a line's intercept and slope; p = 0.001) above which a
+#: total's stand-or-hit line on hands of three or more cards differs from its line on two cards: the
+#: two are then answered apart (:func:`lines_differ`).
+CHI2_APART = 13.8
 #: The least variance a paired difference is assumed to have (a few equal differences are not
 #: taken as certain; insurance's, the smallest that matters, is about 0.4).
 VAR_FLOOR = 0.25
@@ -101,6 +105,17 @@ def fit_curves(y: np.ndarray, var: np.ndarray, spec: BucketSpec, degree: int = D
     beta = np.where(ok[..., None], beta, 0.0)
     cov = np.where(ok[..., None, None], cov, np.inf)
     return CurveFit(beta, cov, design)
+
+
+def lines_differ(first: CurveFit, later: CurveFit) -> np.ndarray:
+    """Per fit, whether two fitted curves differ by more than their errors allow (their
+    coefficients' difference's chi-square above CHI2_APART); False where either has no data."""
+    diff = first.beta - later.beta
+    cov = first.cov + later.cov
+    ok = np.isfinite(cov).all(axis=(-2, -1))
+    cov = np.where(ok[..., None, None], cov, np.eye(cov.shape[-1]))
+    chi2 = np.einsum("...p,...pq,...q->...", diff, np.linalg.inv(cov), diff)
+    return ok & (chi2 > CHI2_APART)
 
 
 def pair_column(a: int, c: int) -> tuple[int, float]:

@@ -16,7 +16,7 @@ from blackjack_env import slots
 from blackjack_env._jit import njit
 from blackjack_env.counting import VALUE_WEIGHTS, CountingSystem
 from blackjack_env.rules import Rules
-from blackjack_env.strategy import N_PLAY, table_cell, table_decision
+from blackjack_env.strategy import N_PLAY, N_ROWS, PAIR_BASE, table_cell, table_play
 from blackjack_env.table import EVERY_SEAT, play_until, seed_generator, start_chunk
 
 from .chunk_agent import T_DECISIONS, T_ROUNDS, T_SUM
@@ -41,6 +41,10 @@ for _i, (_a, _c) in enumerate(PAIRS):
     PAIR_ID[_a, _c] = _i
 #: A far answer is rolled out at one decision in FAR_EVERY (a near one at every decision).
 FAR_EVERY = 8
+#: The learner's cells: the strategy table's rows (a hand's first decision, or any decision where the
+#: later ones are not kept apart), then, where they are, a hard or soft total's row again for its hands
+#: of three or more cards (row N_ROWS + r for table row r < PAIR_BASE: a pair has two cards).
+N_CELL_ROWS = N_ROWS + PAIR_BASE
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,28 @@ def _copy(dst, src):
         dst[i] = src[i]
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _cell(st, hands, later_apart):
+    """(learner's row, column, split legal) of the current decision: the table's cell, a hand of three
+    or more cards in its own row where ``later_apart`` (``N_CELL_ROWS``)."""
+    row, col, split_legal = table_cell(st, hands)
+    if later_apart and row < PAIR_BASE and hands[slots.current_row(st), E.H_N] > 2:
+        row += N_ROWS
+    return row, col, split_legal
+
+
+@njit(cache=True, _nrt=False, forceinline=True)
+def _decision(ranking, insurance, st, hands):
+    """The greedy policy's action in one bucket (``ranking``: the learner's rows, ``_cell``)."""
+    phase = slots.phase(st)
+    if phase == E.P_INSURANCE:
+        return E.INSURANCE if insurance[slots.natural(st)] else E.NO_INSURANCE
+    if phase != E.P_PLAY:
+        return E.STAND
+    row, col, split_legal = _cell(st, hands, ranking.shape[0] > N_ROWS)
+    return table_play(ranking, st, hands, row, col, split_legal)
+
+
 @njit(cache=True, _nrt=False)
 def _rollout(seat_of_value, action, real, scratch, learner, chunk):
     """The acting seat's round result if it answered ``action`` now and the frozen greedy policy
@@ -140,7 +166,7 @@ def _rollout(seat_of_value, action, real, scratch, learner, chunk):
     play_until(table, policies, action, stop, chunk.at_table)
     while slots.phase(st) != E.P_OVER:
         b = _bucket(spec, CP.true_count(params, st))
-        a = table_decision(ranking[b], ins_take[b], st, hands)  # STAND settles a round to settle
+        a = _decision(ranking[b], ins_take[b], st, hands)  # STAND settles a round to settle
         play_until(table, policies, a, stop, chunk.at_table)
     return table.res[seat_of_value * E.RES_SIZE + E.RES_REWARD]
 
@@ -158,7 +184,8 @@ def learn_chunk_kernel(table, policies, chunk, learner, out, work):
     greedy in the frozen ``learner`` (params, spec, ranking, ins_take, near); at each of its
     decisions every other legal answer is rolled out on a copy of the table (:func:`_rollout`,
     ``work``'s scratch table). ``out``: (stats, ins_stats, pre_stats, totals). Adds to the (zeroed)
-    stats, per (bucket, cell, pair of legal actions a < c) the paired difference v_a - v_c (the
+    stats, per (bucket, cell (``_cell``: a hand of three or more cards in its own row where stats has
+    ``N_CELL_ROWS`` rows), pair of legal actions a < c) the paired difference v_a - v_c (the
     real play is the greedy answer's value); to ins_stats per (bucket, natural) taking insurance's
     minus not; to pre_stats per bucket before the deal the round's result; and to totals. An answer
     the policy finds far from its best in this bucket and cell (``near`` false) is rolled out only
@@ -174,6 +201,7 @@ def learn_chunk_kernel(table, policies, chunk, learner, out, work):
     seed_generator(prng, chunk.words, 1)
     seed_generator(policies.prngs[0], chunk.words, 2)
     stop = EVERY_SEAT if seat < 0 else seat
+    later_apart = stats.shape[1] > N_ROWS
     for _ in range(chunk.rounds):
         due = E.shuffle_due(st)
         b0 = _bucket(spec, params[CP.PC_INITIAL] if due else CP.true_count(params, st))
@@ -187,7 +215,7 @@ def learn_chunk_kernel(table, policies, chunk, learner, out, work):
             s = E.acting_seat(st, at_table)
             d = depth[s]
             b = _bucket(spec, CP.true_count(params, st))
-            best = table_decision(ranking[b], ins_take[b], st, hands)
+            best = _decision(ranking[b], ins_take[b], st, hands)
             trace[s, d, 0] = b
             trace[s, d, 3] = best
             measured = 0
@@ -199,7 +227,7 @@ def learn_chunk_kernel(table, policies, chunk, learner, out, work):
                 totals[T_ROLLOUTS] += 1
             else:
                 E.legal_mask(st, hands, mask)
-                row, col, _ = table_cell(st, hands)
+                row, col, _ = _cell(st, hands, later_apart)
                 trace[s, d, 1] = row
                 trace[s, d, 2] = col
                 for a in range(N_PLAY):

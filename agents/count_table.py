@@ -76,6 +76,7 @@ from blackjack_env.table import Policies, Table, new_table
 
 from .chunk_agent import T_DECISIONS, T_ROUNDS, T_SUM, ChunkLearnerAgent, chunk_words, write_json
 from .count_fit import (
+    CHI2_APART,
     DEGREE,
     PRIOR_SD,
     VAR_FLOOR,
@@ -86,6 +87,7 @@ from .count_fit import (
     fit_curves,
     fit_question,
     greedy_answers,
+    lines_differ,
     pair_column,
     pair_curves,
     ranking_of,
@@ -94,6 +96,7 @@ from .count_fit import (
 )
 from .count_kernel import (
     FAR_EVERY,
+    N_CELL_ROWS,
     N_PAIRS,
     PAIR_FIRST,
     PAIR_ID,
@@ -129,6 +132,20 @@ NEAR = 0.15
 ESTIMATOR = "paired-rollouts"
 
 
+#: Whether a new learner keeps a total's hands of three or more cards in cells of their own.
+LATER_APART = True
+
+
+def _narrowed(fits: dict[str, Any]) -> dict[str, Any]:
+    """A stand question answered apart for two-card hands ("any": the cell's first row) and for
+    hands of three or more cards, as entries: one entry for both where both read the same index and
+    direction (its gain the sum), else one per kind of hand that deviates."""
+    two, more = fits["any"], fits["three_or_more"]
+    if two is not None and more is not None and two[:2] == more[:2]:
+        return {"any": (two[0], two[1], two[2] + more[2], float(np.hypot(two[3], more[3])))}
+    return {"two": two, "three_or_more": more}
+
+
 # the questions of a cell in the casino's order: (question letter, action code)
 _QUESTIONS = (("R", E.SURRENDER), ("P", E.SPLIT), ("D", E.DOUBLE), ("S", E.STAND))
 
@@ -143,6 +160,9 @@ class CountTableAgent(ChunkLearnerAgent):
         seats, seat: the table, and the learner's seat (-1: every seat, one shared policy).
         seed: fixes every card of the run.
         chunk_rounds: rounds per seeded chunk (its policy is frozen; checkpoints fall between chunks).
+        fine: half-unit buckets (None: by ``bucket_spec``'s rule for the shoe).
+        later_apart: keep a hard or soft total's hands of three or more cards in cells of their own
+            (answered apart where their stand-or-hit line differs: :meth:`cell_stats`).
     """
 
     kind = KIND
@@ -168,12 +188,14 @@ class CountTableAgent(ChunkLearnerAgent):
         seed: int = 0,
         chunk_rounds: int = 1 << 16,
         fine: bool | None = None,
+        later_apart: bool = LATER_APART,
     ) -> None:
         super().__init__(rules, bets, seats, seat, seed, chunk_rounds)
         self.system = system
         self.spec = bucket_spec(system, self.rules, fine)
+        self.later_apart = later_apart
         n = self.spec.n
-        self.stats = np.zeros((n, N_ROWS, N_UP, N_PAIRS, 3))
+        self.stats = np.zeros((n, N_CELL_ROWS if later_apart else N_ROWS, N_UP, N_PAIRS, 3))
         self.ins_stats = np.zeros((n, 2, 3))
         self.pre_stats = np.zeros((n, 3))
         self.params = CP.policy_params(CountingStrategy(system, name=system.name), self.rules)
@@ -206,11 +228,12 @@ class CountTableAgent(ChunkLearnerAgent):
         """The greedy policy of the statistics so far, per bucket: the play actions' preference order
         per cell (greedy_answers of the fitted pair curves), whether to take insurance, and which
         answers are near enough to the greedy one to roll out at every decision (NEAR)."""
-        values = pair_curves(self.stats, self.spec).values()
+        stats, _ = self.cell_stats()
+        values = pair_curves(stats, self.spec).values()
         ranking = ranking_of(greedy_answers(values))
         take = pair_curves(self.ins_stats[..., None, :], self.spec).values()[..., 0] > 0
         near = np.ones((*ranking.shape, N_PLAY), np.bool_)  # [..., the greedy answer, another]
-        measured = self.stats[..., W].sum(axis=0) > 0  # [rows, cols, pairs]
+        measured = stats[..., W].sum(axis=0) > 0  # [rows, cols, pairs]
         for best in range(N_PLAY):
             for a in range(N_PLAY):
                 if a != best:
@@ -218,6 +241,25 @@ class CountTableAgent(ChunkLearnerAgent):
                     far = (sign * values[..., column] > NEAR) & measured[None, ..., column]
                     near[..., best, a] = ~far
         return ranking, np.ascontiguousarray(take), near
+
+    def cell_stats(self) -> tuple[np.ndarray, np.ndarray]:
+        """The statistics the policy and the export read, per learner cell, and which totals' cells
+        (PAIR_BASE x N_UP) answer their hands of three or more cards apart: those whose stand-or-hit
+        line there differs from the two-card hands' (``lines_differ``, chi-square above CHI2_APART).
+        Elsewhere both rows hold the pooled sums, so a difference the data do not show costs no
+        precision (and a run that keeps no later cells reads its own statistics)."""
+        apart = np.zeros((PAIR_BASE, N_UP), np.bool_)
+        if not self.later_apart:
+            return self.stats, apart
+        first, later = self.stats[:, :PAIR_BASE], self.stats[:, N_ROWS:]
+        column, _ = pair_column(E.STAND, E.HIT)
+        lines = [pair_curves(part[..., column : column + 1, :], self.spec) for part in (first, later)]
+        apart = lines_differ(*lines)[..., 0]
+        pooled = first + later
+        out = self.stats.copy()
+        out[:, :PAIR_BASE] = np.where(apart[..., None, None], first, pooled)
+        out[:, N_ROWS:] = np.where(apart[..., None, None], later, pooled)
+        return out, apart
 
     # ----------------------------------------------------------------- export
     def round_values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -254,9 +296,10 @@ class CountTableAgent(ChunkLearnerAgent):
         of paired differences, with that curve's own error."""
         basic = self.basic_table()
         rounds = max(self.rounds * (self.seats if self.seat < 0 else 1), 1)
-        curves = pair_curves(self.stats, self.spec)
+        stats, apart = self.cell_stats()
+        curves = pair_curves(stats, self.spec)
         answers = greedy_answers(curves.values())
-        weights = self.stats[..., W]
+        weights = stats[..., W]
         found: list[Deviation] = []
         for row in range(N_ROWS):
             pair = row >= PAIR_BASE
@@ -273,41 +316,55 @@ class CountTableAgent(ChunkLearnerAgent):
                     allowed.discard(action)
                     if pair and letter not in ("R", "P"):
                         continue  # a pair's cell answers only split and surrender
-                    fit = self._question(curves, answers[letter + "_no"][:, row, col], row, col, action, basic_yes)
-                    if fit is None:
-                        continue
-                    k, when, gain, err = fit
-                    section, key = row_label(row)
-                    hand = {"hard": "hard", "soft": "soft", "pairs": "pair"}[section] + " " + key
-                    entry = IndexEntry.from_dict(
-                        {
-                            "hand": hand,
-                            "up": up_label(col + 1),
-                            "index": self.spec.edge(k),
-                            "action": letter,
-                            "when": when,
-                        },
-                        "learned",
-                    )
-                    found.append(Deviation(entry, 100 * gain / rounds, 100 * err / rounds))
+                    fits = {"any": self._question(stats, curves, answers[letter + "_no"], row, col, action, basic_yes)}
+                    if letter == "S" and row < PAIR_BASE and apart[row, col]:
+                        # hands of three or more cards: stand or hit, by their own line
+                        later_yes = next(a for a in order if a in (E.STAND, E.HIT)) == E.STAND
+                        fits["three_or_more"] = self._question(
+                            stats, curves, answers["S_no"], N_ROWS + row, col, action, later_yes
+                        )
+                        fits = _narrowed(fits)
+                    for cards, fit in fits.items():
+                        if fit is not None:
+                            found.append(self._deviation(row, col, letter, cards, fit, rounds))
         ins = self._insurance_deviation(rounds)
         return ([ins] if ins else []) + found
 
+    def _deviation(
+        self, row: int, col: int, letter: str, cards: str, fit: tuple[int, str, float, float], rounds: int
+    ) -> Deviation:
+        """A fitted question's answer as an index entry with its gain per 100 rounds."""
+        k, when, gain, err = fit
+        section, key = row_label(row)
+        hand = {"hard": "hard", "soft": "soft", "pairs": "pair"}[section] + " " + key
+        data = {"hand": hand, "up": up_label(col + 1), "index": self.spec.edge(k), "action": letter, "when": when}
+        if cards != "any":
+            data["cards"] = cards
+        return Deviation(IndexEntry.from_dict(data, "learned"), 100 * gain / rounds, 100 * err / rounds)
+
     def _question(
-        self, curves: CurveFit, alternative: np.ndarray, row: int, col: int, action: int, basic_yes: bool
+        self,
+        stats: np.ndarray,
+        curves: CurveFit,
+        alternatives: np.ndarray,
+        row: int,
+        col: int,
+        action: int,
+        basic_yes: bool,
     ) -> tuple[int, str, float, float] | None:
-        """fit_question for ``action`` in a cell against the per-bucket ``alternative``: the pair
-        curves (action, m) for each alternative m, mixed by where m is the answer, weighed by how
-        often the pair was measured (the question's decisions; fit_question's gain is then per
-        run, the caller divides by the rounds)."""
+        """fit_question for ``action`` in a learner cell against its per-bucket alternative
+        (``alternatives[:, row, col]``): the pair curves (action, m) for each alternative m, mixed by
+        where m is the answer, weighed by how often the pair was measured (the question's
+        decisions; fit_question's gain is then per run, the caller divides by the rounds)."""
+        alternative = alternatives[:, row, col]
         others = [m for m in range(N_PLAY) if m != action and np.any(alternative == m)]
         columns = [pair_column(action, m) for m in others]
-        if not others or all(self.stats[:, row, col, c, W].sum() == 0 for c, _ in columns):
+        if not others or all(stats[:, row, col, c, W].sum() == 0 for c, _ in columns):
             return None
         beta = np.stack([sign * curves.beta[row, col, c] for c, sign in columns])
         cov = np.stack([curves.cov[row, col, c] for c, _ in columns])
         mix = np.stack([(alternative == m).astype(float) for m in others], axis=-1)
-        freq = np.asarray(sum(mix[:, i] * self.stats[:, row, col, c, W] for i, (c, _) in enumerate(columns)))
+        freq = np.asarray(sum(mix[:, i] * stats[:, row, col, c, W] for i, (c, _) in enumerate(columns)))
         return fit_question(CurveFit(beta, cov, curves.design), mix, freq, basic_yes, self.spec)
 
     def _insurance_deviation(self, rounds: int) -> Deviation | None:
@@ -366,6 +423,7 @@ class CountTableAgent(ChunkLearnerAgent):
             "estimator": ESTIMATOR,
             "strategy": STRATEGY_FILE,
             "buckets_per_unit": self.spec.per_unit,
+            "later_apart": self.later_apart,
         }
 
     @classmethod
@@ -377,17 +435,24 @@ class CountTableAgent(ChunkLearnerAgent):
             )
         # a run saved before half-unit buckets kept whole ones whatever its deck count
         fine = manifest.get("buckets_per_unit", 1) == 2
-        return cls(system=parse_system(manifest["system"]), **cls._game_of(manifest), fine=fine)
+        # and one saved before later cells pooled a total's decisions in one cell
+        later_apart = bool(manifest.get("later_apart", False))
+        return cls(
+            system=parse_system(manifest["system"]), **cls._game_of(manifest), fine=fine, later_apart=later_apart
+        )
 
 
 __all__ = [
+    "CHI2_APART",
     "DEGREE",
     "ESTIMATOR",
     "FAR_EVERY",
     "FORGET",
     "KIND",
+    "LATER_APART",
     "MIN_BUCKET_ROUNDS",
     "NEAR",
+    "N_CELL_ROWS",
     "N_PAIRS",
     "PAIRS",
     "PAIR_FIRST",

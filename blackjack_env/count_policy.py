@@ -11,7 +11,9 @@ as a tree, which cost less than carrying a count on from card to card.
 How a decision is made (a fixed order): surrender?, split?, double?, then stand or hit;
 the first "yes" is played. A question with an index entry in the cell is answered by the entry's
 condition on the exact (float) true count; one without is answered by basic strategy (the rules'
-table: is this action its first legal choice among those not already refused?). A question whose
+table: is this action its first legal choice among those not already refused?). A hand of three or
+more cards asks its stand question of the cell's entry for such hands (an entry of ``cards``
+"any" or "three_or_more"), a hand of two cards of the entry for those ("any" or "two"). A question whose
 action is illegal now is not asked. When an entry refuses to split a pair, the hand is played by
 its total's cell (its surrender question too, unless an entry answered that); a pair not split by
 basic strategy's answer stays in the pair's cell. A cell with no entry is played by the table
@@ -53,7 +55,11 @@ PC_BET_BY_TC = PC_ALL_SEEN + 1  # 1 when the ramp's counts are whole and within 
 PC_CELL_ANY = PC_BET_BY_TC + 1 + N_TC  # per cell: 1 when the cell's play may depend on the count
 PC_WHEN = PC_CELL_ANY + N_ROWS * N_UP  # per cell and question: WHEN_*
 PC_INDEX = PC_WHEN + N_ROWS * N_UP * N_QUESTIONS  # per cell and question: the index
-N_PARAMS = PC_INDEX + N_ROWS * N_UP * N_QUESTIONS
+# the stand question of a hand of three or more cards, per cell: WHEN_* and the index (an entry of
+# any cards fills both the question's slot above and this one; a two-card entry the one above only)
+PC_LATER_WHEN = PC_INDEX + N_ROWS * N_UP * N_QUESTIONS
+PC_LATER_INDEX = PC_LATER_WHEN + N_ROWS * N_UP
+N_PARAMS = PC_LATER_INDEX + N_ROWS * N_UP
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -177,8 +183,22 @@ def _indexed_play(actions, params, st, hands, row, col, split_legal):
         allowed &= ~(1 << E.DOUBLE)
     if not can_hit:
         return E.STAND
-    stand, _ = _answer(actions, params, row, col, Q_STAND, E.STAND, allowed, count)
+    if hands[h, E.H_N] > 2:
+        stand = _later_stand(actions, params, row, col, allowed, count)
+    else:
+        stand, _ = _answer(actions, params, row, col, Q_STAND, E.STAND, allowed, count)
     return E.STAND if stand else E.HIT
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _later_stand(actions, params, row, col, allowed, count):
+    """The stand question of a hand of three or more cards: the cell's entry for such hands, else
+    basic strategy's answer."""
+    slot = row * N_UP + col
+    when = params[PC_LATER_WHEN + slot]
+    if when != WHEN_NONE:
+        return _holds(when, params[PC_LATER_INDEX + slot], count)
+    return _first_choice(actions[row, col], allowed) == E.STAND
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -220,8 +240,13 @@ def policy_params(strategy: object, rules: object) -> np.ndarray:
             out[PC_INS_WHEN] = when
             out[PC_INS_INDEX] = entry.index
             continue
-        slot = cell_slot(entry.row, entry.col, entry.question_id)
-        out[PC_WHEN + slot] = when
-        out[PC_INDEX + slot] = entry.index
-        out[PC_CELL_ANY + entry.row * N_UP + entry.col] = 1.0
+        cell = entry.row * N_UP + entry.col
+        if entry.cards != "three_or_more":
+            slot = cell_slot(entry.row, entry.col, entry.question_id)
+            out[PC_WHEN + slot] = when
+            out[PC_INDEX + slot] = entry.index
+        if entry.question_id == Q_STAND and entry.cards != "two":
+            out[PC_LATER_WHEN + cell] = when
+            out[PC_LATER_INDEX + cell] = entry.index
+        out[PC_CELL_ANY + cell] = 1.0
     return out

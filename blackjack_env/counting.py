@@ -159,9 +159,20 @@ def hilo_count(st: np.ndarray) -> tuple[int, int]:
 # ============================================================================= counting strategies
 ACTIONS = ("S", "H", "D", "P", "R")
 WHEN = ("at_or_above", "below")
+#: Which of a cell's hands an entry plays: every hand of the cell, its hands of two cards (the
+#: hand's first decision: a split hand's too), or its hands of three or more cards (after a hit).
+CARDS = ("any", "two", "three_or_more")
+_CARDS_SHORT = {"two": "2 cards", "three_or_more": "3+ cards"}
+
+
+def hand_label(hand: str, cards: str = "any") -> str:
+    """An entry's hand as a table names it: "hard 16", or "hard 16, 3+ cards" for a narrowed one."""
+    return hand if cards == "any" else f"{hand}, {_CARDS_SHORT[cards]}"
+
+
 #: The question an entry's action answers (see blackjack_env.count_policy): R, P, D, and S/H.
 QUESTION_OF_ACTION = {"R": 0, "P": 1, "D": 2, "S": 3, "H": 3}
-_ENTRY_KEYS = {"hand", "up", "index", "action", "when"}
+ENTRY_KEYS = {"hand", "up", "index", "action", "when", "cards"}
 _ENTRY_EXTRA_KEYS = {"gain_per_100", "source", "note"}  # carried along (the index generator's output)
 _STRATEGY_KEYS = {"system", "ramp", "indices", "exit_below", "name", "about", "source"}
 #: The most (true count, bet) pairs a ramp may have (the compiled form's room for them).
@@ -177,7 +188,10 @@ def _number(value: Any, where: str) -> float:
 @dataclass(frozen=True)
 class IndexEntry:
     """One index play: in ``hand`` against ``up``, answer the question of ``action`` "yes" when the
-    true count is at or above (or below) ``index``; or the insurance entry (hand "insurance")."""
+    true count is at or above (or below) ``index``; or the insurance entry (hand "insurance").
+    ``cards`` (``CARDS``) narrows a stand/hit entry to the cell's two-card hands or to its hands of
+    three or more cards (16 v 10 stands at a lower count on three cards than on two: the small card
+    drawn is gone from the shoe); a cell may have one entry for each."""
 
     hand: str
     up: str
@@ -186,6 +200,7 @@ class IndexEntry:
     when: str = "at_or_above"
     row: int = -1
     col: int = -1
+    cards: str = "any"
 
     @property
     def question_id(self) -> int:
@@ -202,16 +217,19 @@ class IndexEntry:
     def to_dict(self) -> dict[str, Any]:
         if self.hand == "insurance":
             return {"hand": "insurance", "index": self.index, "when": self.when}
-        return {"hand": self.hand, "up": self.up, "index": self.index, "action": self.action, "when": self.when}
+        out = {"hand": self.hand, "up": self.up, "index": self.index, "action": self.action, "when": self.when}
+        if self.cards != "any":
+            out["cards"] = self.cards
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> IndexEntry:
         """Parse and check one entry; ``where`` names it in errors ("indices[3]")."""
         if not isinstance(data, Mapping):
             raise ValueError(f"{where} must be an object with hand, up, index, action, got {data!r}")
-        unknown = sorted(set(data) - _ENTRY_KEYS - _ENTRY_EXTRA_KEYS)
+        unknown = sorted(set(data) - ENTRY_KEYS - _ENTRY_EXTRA_KEYS)
         if unknown:
-            raise ValueError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(_ENTRY_KEYS))}")
+            raise ValueError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(ENTRY_KEYS))}")
         hand = data.get("hand")
         if not isinstance(hand, str):
             raise ValueError(f"{where}.hand must be 'hard N', 'soft N', 'pair V' or 'insurance', got {hand!r}")
@@ -221,7 +239,12 @@ class IndexEntry:
         if "index" not in data:
             raise ValueError(f"{where}: missing key 'index'")
         index = _number(data["index"], f"{where}.index")
+        cards = data.get("cards", "any")
+        if cards not in CARDS:
+            raise ValueError(f"{where}.cards must be one of {', '.join(CARDS)}, got {cards!r}")
         if hand == "insurance":
+            if cards != "any":
+                raise ValueError(f"{where}.cards: insurance is one question per round, not per hand; leave cards out")
             if data.get("up", "A") != "A":
                 raise ValueError(f"{where}.up: insurance is offered against an ace only, got {data['up']!r}")
             return cls("insurance", "A", index, "I", when)
@@ -250,7 +273,17 @@ class IndexEntry:
                 f"{where}: a pair's cell answers only split (P) and surrender (R); once a pair is not "
                 f"split it plays as its total, so give {action} for that total's hand instead"
             )
-        return cls(hand, up, index, action, when, row_of_label(section, parts[1]), up_of_label(up) - 1)
+        if cards != "any" and (section == "pairs" or action not in ("S", "H")):
+            raise ValueError(
+                f"{where}.cards: only a stand/hit entry (S or H) of a hard or soft hand is narrowed by its "
+                f"cards (a hand of three cards can only stand or hit), got {action} for {hand!r}"
+            )
+        return cls(hand, up, index, action, when, row_of_label(section, parts[1]), up_of_label(up) - 1, cards)
+
+
+def _on_cards(cards: str, *entries: IndexEntry) -> str:
+    """The hands two clashing entries share, where one of them is narrowed to them."""
+    return "" if all(e.cards == "any" for e in entries) else f", on {cards.replace('_', ' ')} cards"
 
 
 def _ramp(data: Any, where: str = "ramp") -> tuple[tuple[float, float], ...]:
@@ -285,17 +318,19 @@ class CountingStrategy:
     name: str = "counting"
 
     def __post_init__(self) -> None:
-        seen: dict[tuple[int, int, int] | str, IndexEntry] = {}
+        seen: dict[tuple[int, int, int, str] | str, IndexEntry] = {}
         for entry in self.indices:
-            key: tuple[int, int, int] | str = (
-                "insurance" if entry.hand == "insurance" else (entry.row, entry.col, entry.question_id)
-            )
-            if key in seen:
-                raise ValueError(
-                    f"indices: two entries answer the same question ({entry.hand} v {entry.up}, "
-                    f"{entry.action} and {seen[key].action})"
+            narrowed = ("two", "three_or_more") if entry.cards == "any" else (entry.cards,)
+            for cards in narrowed if entry.hand != "insurance" else ("any",):  # "any": both kinds of hand
+                key: tuple[int, int, int, str] | str = (
+                    "insurance" if entry.hand == "insurance" else (entry.row, entry.col, entry.question_id, cards)
                 )
-            seen[key] = entry
+                if key in seen:
+                    raise ValueError(
+                        f"indices: two entries answer the same question ({entry.hand} v {entry.up}, "
+                        f"{entry.action} and {seen[key].action}{_on_cards(cards, entry, seen[key])})"
+                    )
+                seen[key] = entry
 
     @property
     def sits_out(self) -> bool:

@@ -329,3 +329,47 @@ def test_saved_run_exports_the_known_strong_deviations() -> None:
         ("hard 12", "2", "S"): 3.0,
     }.items():
         assert found[key].when == "at_or_above" and abs(found[key].index - index) <= 1.0, found[key]
+
+
+def test_a_totals_hands_of_three_cards_are_answered_apart_only_where_their_line_differs() -> None:
+    """Noise-free statistics of stand minus hit: 16 v 10's line crosses 0 at +0 on two cards and at
+    -3 on three or more (apart: two narrowed entries), 12 v 3's at +2 on both (pooled: one entry for
+    any cards); each exported index is the bucket edge past the crossing."""
+    from blackjack_env import engine as E
+    from blackjack_env.agents.count_table import N_CELL_ROWS, PAIR_ID
+    from blackjack_env.strategy import N_ROWS, row_of_label
+
+    agent = CountTableAgent(RULES, system("hilo"))
+    assert agent.stats.shape[1] == N_CELL_ROWS
+    stand_hit = PAIR_ID[E.STAND, E.HIT]
+    lines = {  # (row, up column): (two cards' crossing, later hands' crossing)
+        (row_of_label("hard", "16"), 9): (0.0, -3.0),
+        (row_of_label("hard", "12"), 2): (2.0, 2.0),
+    }
+    for (row, col), crossings in lines.items():
+        for cell_row, crossing in zip((row, N_ROWS + row), crossings, strict=True):
+            diff = lambda x, c=crossing: 0.02 * (x - c + 0.25)  # noqa: E731  # 0 a quarter below c
+            agent.stats[:, cell_row, col, stand_hit] = _synthetic_stats(agent.spec, diff, 1e6)[:, 0, 0, 0]
+    _, apart = agent.cell_stats()
+    assert apart.sum() == 1 and apart[row_of_label("hard", "16"), 9]
+    found = {(e.hand, e.up, e.cards): (e.action, e.when, e.index) for e in agent.to_strategy().indices}
+    assert found == {
+        ("hard 16", "10", "two"): ("S", "at_or_above", 0.0),
+        ("hard 16", "10", "three_or_more"): ("S", "at_or_above", -3.0),
+        ("hard 12", "3", "any"): ("S", "at_or_above", 2.0),
+    }
+
+
+def test_the_learner_measures_a_totals_later_hands_in_their_own_cells(learned: CountTableAgent) -> None:
+    """Stand and hit on 16 v 10 are measured on two cards (the first row) and on three or more (the
+    later row); a pair has no later row, and a run saved without later cells loads without them."""
+    from blackjack_env import engine as E
+    from blackjack_env.agents.count_table import PAIR_ID, W
+    from blackjack_env.strategy import N_ROWS, PAIR_BASE, row_of_label
+
+    row = row_of_label("hard", "16")
+    first, later = (learned.stats[:, r, 9, PAIR_ID[E.STAND, E.HIT], W].sum() for r in (row, N_ROWS + row))
+    assert first > 1000 and later > 1000
+    assert learned.stats.shape[1] == N_ROWS + PAIR_BASE
+    old = CountTableAgent.load(Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "count-table-hilo-s1")
+    assert not old.later_apart and old.stats.shape[1] == N_ROWS

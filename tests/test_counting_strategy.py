@@ -203,6 +203,27 @@ BAD_FILES = [
     pytest.param(
         with_fields(indices=[insurance(3), insurance(2)]), r"^indices: two entries answer", id="two-insurance-entries"
     ),
+    pytest.param(with_entry(cards="three"), r"^indices\[1\]\.cards must be one of any, two, three_or_more", id="cards"),
+    pytest.param(with_entry(cards=2), r"^indices\[1\]\.cards must be one of", id="cards-number"),
+    *(
+        pytest.param(
+            with_entry(hand=hand, up="10", action=action, cards="three_or_more"),
+            r"^indices\[1\]\.cards: only a stand/hit entry \(S or H\) of a hard or soft hand",
+            id=f"cards-on-{action}",
+        )
+        for hand, action in (("hard 11", "D"), ("hard 15", "R"), ("pair 8", "P"))
+    ),
+    pytest.param(
+        with_entry({**insurance(3), "cards": "two"}), r"^indices\[1\]\.cards: insurance is one question", id="ins-cards"
+    ),
+    *(
+        pytest.param(
+            with_entry({**entry("hard 16", "10", -2, "S"), "cards": cards}),
+            rf"^indices: two entries answer the same question \(hard 16 v 10, S and S, on {label} cards\)",
+            id=f"any-and-{cards}",
+        )
+        for cards, label in (("two", "two"), ("three_or_more", "three or more"))
+    ),
     pytest.param(with_fields(exit_below="low"), r"^exit_below must be a finite number", id="exit-below-string"),
     pytest.param(with_fields(exit_below=True), r"^exit_below must be a finite number", id="exit-below-bool"),
 ]
@@ -579,6 +600,49 @@ def test_the_scenarios_preconditions_on_basic_strategy() -> None:
     assert not basic(ONE_DECK).insurance.any()
     low_count = deal(ONE_DECK, ("6", "5"), "A", others=seats_with(-1, 1), steps=(N,))
     assert decide(low_count, hilo()) == D  # so 11vA-D1-below's hit is the entry's doing
+
+
+def narrowed(hand: str, up: str, index: float, action: str, cards: str) -> dict[str, Any]:
+    """An entry for the cell's hands of two cards or of three or more (``cards``)."""
+    return {**entry(hand, up, index, action), "cards": cards}
+
+
+ALWAYS_STAND_16V10 = {  # entries whose condition holds at any count, by the hands they play
+    "any": entry("hard 16", "10", -99, "S"),
+    "two": narrowed("hard 16", "10", -99, "S", "two"),
+    "three_or_more": narrowed("hard 16", "10", -99, "S", "three_or_more"),
+}
+
+
+@pytest.mark.parametrize("cards", list(ALWAYS_STAND_16V10))
+@pytest.mark.parametrize(
+    ("hand", "draws", "steps", "three_or_more"),
+    [
+        pytest.param(("10", "6"), (), (), False, id="two-cards"),
+        pytest.param(("10", "3"), ("3",), (H,), True, id="three-cards"),
+        pytest.param(("5", "3"), ("2", "6"), (H, H), True, id="four-cards"),
+    ],
+)
+def test_an_entry_narrowed_by_its_cards_plays_only_those_hands(
+    cards: str, hand: tuple[str, str], draws: tuple[str, ...], steps: tuple[int, ...], three_or_more: bool
+) -> None:
+    """16 v 10 in one deck without surrender (basic strategy hits it): an entry that always stands
+    stands on the hands its ``cards`` name and leaves the others to basic strategy."""
+    env = deal(ONE_DECK, hand, "10", draws=draws, steps=steps)
+    assert env.round_summary()["hands"][0]["total"] == 16
+    plays_it = cards == "any" or (cards == "three_or_more") == three_or_more
+    assert decide(env, hilo(ALWAYS_STAND_16V10[cards])) == (S if plays_it else H)
+
+
+def test_a_cell_takes_one_entry_for_two_cards_and_another_for_more() -> None:
+    """Both narrowed entries of one question in one strategy, each playing its hands, through JSON."""
+    data = with_fields(
+        indices=[narrowed("hard 16", "10", -99, "S", "two"), narrowed("hard 16", "10", 99, "S", "three_or_more")]
+    )
+    strategy = CountingStrategy.from_dict(json.loads(json.dumps(CountingStrategy.from_dict(data).to_dict())))
+    assert [e.cards for e in strategy.indices] == ["two", "three_or_more"]
+    assert decide(deal(ONE_DECK, ("10", "6"), "10"), strategy) == S
+    assert decide(deal(ONE_DECK, ("10", "3"), "10", draws=("3",), steps=(H,)), strategy) == H
 
 
 SWEEP_CELLS = [

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from blackjack_env.counting import hand_label
 from blackjack_env.simulate import OUTCOMES
 
 from .formats import (
@@ -86,7 +87,14 @@ def ramp_rows(counting: Counting) -> Rows:
 
 def index_rows(counting: Counting) -> Rows:
     return [
-        [e["hand"], e["up"], fmt_play(e["action"]), WHEN[e["when"]], fmt_index(e["index"]), e["basic"]]
+        [
+            hand_label(e["hand"], e.get("cards", "any")),
+            e["up"],
+            fmt_play(e["action"]),
+            WHEN[e["when"]],
+            fmt_index(e["index"]),
+            e["basic"],
+        ]
         for e in counting.index_rows()
     ]
 
@@ -187,7 +195,7 @@ def learned_index_rows(learner: Learner) -> Rows:
     """Per question: the learned and the generated entry with their gains per 100 rounds, and the status."""
     return [
         [
-            d["hand"],
+            hand_label(d["hand"], d["cards"]),
             d["up"],
             d["learned"] or "-",
             fmt_optional(d.get("learned_gain_per_100"), fmt_gain_100),

@@ -34,7 +34,15 @@ import numpy as np
 
 from blackjack_env import engine as E
 from blackjack_env.agents.count_table import STATS_FILE, CountTableAgent, bucket_spec
-from blackjack_env.counting import SYSTEMS, VALUE_WEIGHTS, VALUES, CountingStrategy, CountingSystem, IndexEntry
+from blackjack_env.counting import (
+    ENTRY_KEYS,
+    SYSTEMS,
+    VALUE_WEIGHTS,
+    VALUES,
+    CountingStrategy,
+    CountingSystem,
+    IndexEntry,
+)
 from blackjack_env.linear_policy import LinearModel
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy
@@ -311,23 +319,33 @@ def _ramp_labels(ramp: tuple[tuple[float, float], ...]) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- indices side by side
-def entry_key(entry: dict[str, Any]) -> tuple[str, str, str]:
-    """(hand, up card, question) of an index entry (an H entry is the stand question's)."""
+def entry_key(entry: dict[str, Any]) -> tuple[str, str, str, str]:
+    """(hand, up card, question, cards) of an index entry (an H entry is the stand question's). A
+    two-card entry shares its key with an entry for any cards (the generated indices are read off
+    two-card hands); an entry for hands of three or more cards has its own."""
     if entry["hand"] == "insurance":
-        return ("insurance", "A", "I")
-    parsed = IndexEntry.from_dict({k: entry[k] for k in ("hand", "up", "index", "action", "when")}, "entry")
-    return (entry["hand"], str(entry["up"]), parsed.stand_form[0])
+        return ("insurance", "A", "I", "any")
+    parsed = _parsed(entry)
+    cards = "three_or_more" if parsed.cards == "three_or_more" else "any"
+    return (entry["hand"], str(entry["up"]), parsed.stand_form[0], cards)
+
+
+def _parsed(entry: dict[str, Any]) -> IndexEntry:
+    return IndexEntry.from_dict({k: entry[k] for k in ENTRY_KEYS if k in entry}, "entry")
 
 
 def entry_text(entry: dict[str, Any]) -> str:
     """An entry as the chart marks it: its play in stand form, ≥ or <, and the index to one decimal
     (e.g. "S≥+1"; summary.json keeps the index itself)."""
+    note = ""
     if entry["hand"] == "insurance":
         action, when = "I", entry.get("when", "at_or_above")
     else:
-        parsed = IndexEntry.from_dict({k: entry[k] for k in ("hand", "up", "index", "action", "when")}, "entry")
+        parsed = _parsed(entry)
         action, when = parsed.stand_form
-    return f"{action}{'≥' if when == 'at_or_above' else '<'}{round(float(entry['index']), 1):+g}"
+        if parsed.cards == "two":
+            note = " (2 cards)"
+    return f"{action}{'≥' if when == 'at_or_above' else '<'}{round(float(entry['index']), 1):+g}{note}"
 
 
 def compare_entries(
@@ -335,13 +353,13 @@ def compare_entries(
 ) -> list[dict[str, Any]]:
     """One row per question either side has: both texts, both gains, the index difference and the
     status (``STATUS``): agree where both say the same play in the same direction within ``width``."""
-    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    rows: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for who, entries in (("learned", learned), ("generated", generated)):
         for entry in entries:
             key = entry_key(entry)
             row = rows.setdefault(
                 key,
-                {"hand": key[0], "up": key[1], "question": key[2], "learned": None, "generated": None},
+                {"hand": key[0], "up": key[1], "question": key[2], "cards": key[3], "learned": None, "generated": None},
             )
             row[who] = entry_text(entry)
             row[f"{who}_index"] = float(entry["index"])
@@ -360,7 +378,9 @@ def compare_entries(
             row["up_card"] = up_of_label(row["up"])
         out.append(row)
     order = {"insurance": -1}
-    return sorted(out, key=lambda r: (order.get(r["hand"], r.get("row", 0)), r.get("up_card", 0) % 10 or 10))
+    return sorted(
+        out, key=lambda r: (order.get(r["hand"], r.get("row", 0)), r.get("up_card", 0) % 10 or 10, r["cards"] != "any")
+    )
 
 
 def _compare(learner: Learner, learned: list[dict[str, Any]], rules: Rules, system: CountingSystem) -> None:

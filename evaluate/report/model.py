@@ -228,6 +228,7 @@ class Counting:
         for entry in self.strategy.indices:
             if entry.hand != "insurance":
                 mark = f"{entry.action}{'≥' if entry.when == 'at_or_above' else '<'}{entry.index:+g}"
+                mark += {"any": "", "two": " (2)", "three_or_more": " (3+)"}[entry.cards]
                 key = (entry.row, entry.col + 1)
                 marks[key] = f"{marks[key]}\n{mark}" if key in marks else mark
         return marks
