@@ -26,6 +26,12 @@ Z_EXPORT = 2.0
 #: total's stand-or-hit line on hands of three or more cards differs from its line on two cards: the
 #: two are then answered apart (:func:`lines_differ`).
 CHI2_APART = 13.8
+#: Where the data refuse a fitted line (its chi-square above the 1 - P_REFUSE quantile for its
+#: degrees of freedom, at least MIN_REFUSE_DOF of them), its answers are read per bucket
+#: (CurveFit.values, CurveFit.per_bucket): a line is the better estimate only where it fits.
+PER_BUCKET = True
+P_REFUSE_Z = 3.09  # the standard normal's 0.999 quantile: P_REFUSE = 0.001
+MIN_REFUSE_DOF = 3
 #: The least variance a paired difference is assumed to have (a few equal differences are not
 #: taken as certain; insurance's, the smallest that matters, is about 0.4).
 VAR_FLOOR = 0.25
@@ -50,21 +56,51 @@ def stat_stderrs(stats: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class CurveFit:
     """Weighted least-squares fits of per-bucket estimates on a polynomial of the bucket's count,
-    one per trailing index: ``beta`` (..., p), ``cov`` (..., p, p), ``design`` (buckets, p)."""
+    one per trailing index: ``beta`` (..., p), ``cov`` (..., p, p), ``design`` (buckets, p); with
+    the estimates themselves (``means``, ``variances``: buckets first, inf where a bucket has none)
+    and the fits their data refuse (``refused``, :func:`fit_curves`), if kept."""
 
     beta: np.ndarray
     cov: np.ndarray
     design: np.ndarray
+    means: np.ndarray | None = None
+    variances: np.ndarray | None = None
+    refused: np.ndarray | None = None
 
-    def values(self) -> np.ndarray:
+    def curve_values(self) -> np.ndarray:
         """The fitted curve at every bucket's count (buckets first)."""
         return np.einsum("bp,...p->b...", self.design, self.beta)
 
-    def functional(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The fitted sum over buckets of ``weights`` x curve (weights: buckets first, broadcast
-        against the fits), and its variance."""
-        c = np.einsum("bp,b...->...p", self.design, weights)
-        return np.einsum("...p,...p->...", c, self.beta), np.einsum("...p,...pq,...q->...", c, self.cov, c)
+    def values(self) -> np.ndarray:
+        """The value per bucket (buckets first) the answers are read from: the fitted curve, or where
+        the data refuse it (``PER_BUCKET``) the bucket's own estimate wherever it has one."""
+        values = self.curve_values()
+        if not PER_BUCKET or self.refused is None or self.means is None or self.variances is None:
+            return values
+        own = self.refused[None] & np.isfinite(self.variances)
+        return np.where(own, self.means, values)
+
+    def refuses(self, *index: int) -> bool:
+        """Whether the answers of the fit at ``index`` are read per bucket (:meth:`values`)."""
+        return PER_BUCKET and self.refused is not None and bool(self.refused[index])
+
+    def at(self, *index: int) -> CurveFit:
+        """The fit at ``index`` (a cell's pair: row, col, column) alone."""
+        return CurveFit(self.beta[index], self.cov[index], self.design)
+
+    def buckets_at(self, *index: int) -> CurveFit:
+        """The fit at ``index`` as one parameter per bucket (design: the identity): where the data
+        refuse the curve each bucket's own estimate with its variance, a bucket without one keeping
+        the curve's value with no error (a question weighs it by its decisions: none); elsewhere the
+        curve's values with their covariance."""
+        if not self.refuses(*index):
+            design = self.design
+            return CurveFit(design @ self.beta[index], design @ self.cov[index] @ design.T, np.eye(len(design)))
+        assert self.means is not None and self.variances is not None
+        at = (slice(None), *index)
+        measured = np.isfinite(self.variances[at])
+        beta = np.where(measured, self.means[at], self.curve_values()[at])
+        return CurveFit(beta, np.diag(np.where(measured, self.variances[at], 0.0)), np.eye(len(beta)))
 
 
 def bucket_counts(spec: BucketSpec) -> np.ndarray:
@@ -91,6 +127,7 @@ def fit_curves(y: np.ndarray, var: np.ndarray, spec: BucketSpec, degree: int = D
     design = np.stack([x**k for k in range(degree + 1)], axis=-1)
     p = degree + 1
     w = np.where(np.isfinite(var) & np.isfinite(y), 1.0 / np.maximum(var, 1e-300), 0.0)
+    own_var = np.where(w > 0, var, np.inf)  # every bucket's own estimate, the tails' too
     w[0] = w[-1] = 0.0
     yw = np.where(w > 0, y, 0.0) * w
     prior = np.diag([0.0] + [PRIOR_SD**-2] * degree)
@@ -100,11 +137,20 @@ def fit_curves(y: np.ndarray, var: np.ndarray, spec: BucketSpec, degree: int = D
     cov = np.linalg.inv(np.where(ok[..., None, None], normal, np.eye(p)))
     beta = np.einsum("...pq,...q->...p", cov, np.einsum("bp,b...->...p", design, yw))
     residual = np.where(w > 0, y - np.einsum("bp,...p->b...", design, beta), 0.0)
-    chi2 = (w * residual * residual).sum(axis=0) / np.maximum(points - p, 1)
-    cov = cov * np.maximum(chi2, 1.0)[..., None, None]
+    dof = points - p
+    chi2 = (w * residual * residual).sum(axis=0)
+    refused = (dof >= MIN_REFUSE_DOF) & (chi2 > chi2_quantile(np.maximum(dof, 1)))
+    cov = cov * np.maximum(chi2 / np.maximum(dof, 1), 1.0)[..., None, None]
     beta = np.where(ok[..., None], beta, 0.0)
     cov = np.where(ok[..., None, None], cov, np.inf)
-    return CurveFit(beta, cov, design)
+    return CurveFit(beta, cov, design, np.where(np.isfinite(y), y, 0.0), own_var, refused)
+
+
+def chi2_quantile(dof: np.ndarray) -> np.ndarray:
+    """The chi-square distribution's 1 - P_REFUSE quantile (Wilson-Hilferty: within 1% from 3
+    degrees of freedom on)."""
+    h = 2.0 / (9.0 * dof)
+    return dof * (1.0 - h + P_REFUSE_Z * np.sqrt(h)) ** 3
 
 
 def lines_differ(first: CurveFit, later: CurveFit) -> np.ndarray:
@@ -130,8 +176,8 @@ def pair_curves(stats: np.ndarray, spec: BucketSpec) -> CurveFit:
     The differences are measured on the same cards (the rollouts), so each curve's error is the
     difference's own, far below that of two independently sampled action values; and a pair is
     measured only where both actions were legal, so doubling is weighed against hitting on the
-    first decisions alone while a cell's stand-or-hit question pools all its decisions, as the
-    counting format asks them."""
+    first decisions alone, and a learner cell's stand-or-hit question on the decisions the cell holds
+    (a total's two-card hands, or its hands of three or more cards where they are kept apart)."""
     return fit_curves(stat_means(stats), stat_stderrs(stats) ** 2, spec)
 
 

@@ -37,6 +37,15 @@ neighbours fit. The cell's questions are then answered in the counting format's 
 others give, and the export reads its indices from the same lines (where they cross 0), so what
 the learner plays by is what it exports, up to the export's significance test.
 
+Cells: the strategy table's, with a hard or soft total's hands of three or more cards (after a hit)
+in cells of their own (``later_apart``, ``count_kernel.N_CELL_ROWS``). 16 v 10 stands at a lower count
+on three cards than on two (the small card drawn is gone from the shoe), a difference no count sees.
+Where a total's stand-or-hit line on its later hands differs from its two-card line by more than
+their errors allow (:meth:`CountTableAgent.cell_stats`: a chi-square test on the two lines'
+coefficients, ``CHI2_APART``), the two are played and exported apart (entries narrowed by ``cards``,
+one entry for both where they read the same index); elsewhere both cells play from the pooled
+statistics, so a difference the data do not show costs no precision.
+
 Count buckets, by a stated rule (:func:`bucket_spec`): a balanced system's unit is its tags'
 per-card standard deviation over Hi-Lo's (Hi-Lo: one whole true count, floored as the simulator's
 true-count table), and its buckets are one unit wide, or half a unit in a shoe of at most
@@ -231,7 +240,7 @@ class CountTableAgent(ChunkLearnerAgent):
         stats, _ = self.cell_stats()
         values = pair_curves(stats, self.spec).values()
         ranking = ranking_of(greedy_answers(values))
-        take = pair_curves(self.ins_stats[..., None, :], self.spec).values()[..., 0] > 0
+        take = pair_curves(self.ins_stats[..., None, :], self.spec).curve_values()[..., 0] > 0  # linear: the tens
         near = np.ones((*ranking.shape, N_PLAY), np.bool_)  # [..., the greedy answer, another]
         measured = stats[..., W].sum(axis=0) > 0  # [rows, cols, pairs]
         for best in range(N_PLAY):
@@ -361,11 +370,14 @@ class CountTableAgent(ChunkLearnerAgent):
         columns = [pair_column(action, m) for m in others]
         if not others or all(stats[:, row, col, c, W].sum() == 0 for c, _ in columns):
             return None
-        beta = np.stack([sign * curves.beta[row, col, c] for c, sign in columns])
-        cov = np.stack([curves.cov[row, col, c] for c, _ in columns])
+        # each pair's curve, or one value per bucket for all of them where the data refuse one's curve
+        per_bucket = any(curves.refuses(row, col, c) for c, _ in columns)
+        fits = [(curves.buckets_at if per_bucket else curves.at)(row, col, c) for c, _ in columns]
+        beta = np.stack([sign * fit.beta for fit, (_, sign) in zip(fits, columns, strict=True)])
+        cov = np.stack([fit.cov for fit in fits])
         mix = np.stack([(alternative == m).astype(float) for m in others], axis=-1)
         freq = np.asarray(sum(mix[:, i] * stats[:, row, col, c, W] for i, (c, _) in enumerate(columns)))
-        return fit_question(CurveFit(beta, cov, curves.design), mix, freq, basic_yes, self.spec)
+        return fit_question(CurveFit(beta, cov, fits[0].design), mix, freq, basic_yes, self.spec)
 
     def _insurance_deviation(self, rounds: int) -> Deviation | None:
         """Insurance (and even money) by one entry: the gain of taking it, pooled over holding a

@@ -373,3 +373,32 @@ def test_the_learner_measures_a_totals_later_hands_in_their_own_cells(learned: C
     assert learned.stats.shape[1] == N_ROWS + PAIR_BASE
     old = CountTableAgent.load(Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "count-table-hilo-s1")
     assert not old.later_apart and old.stats.shape[1] == N_ROWS
+
+
+def test_where_the_data_refuse_a_line_the_answer_is_read_per_bucket() -> None:
+    """Stand minus hit as a step (-0.01 below a true count of +3, +0.09 from it): a line through
+    it is refused and the question reads each bucket's own value, so the exported index is the step
+    (+3) and the policy stands exactly from there; a noisy line is not refused."""
+    from blackjack_env import engine as E
+    from blackjack_env.agents.count_table import PAIR_ID, pair_curves
+    from blackjack_env.strategy import row_of_label
+
+    agent = CountTableAgent(RULES, system("hilo"))
+    row, col, stand_hit = row_of_label("hard", "13"), 9, PAIR_ID[E.STAND, E.HIT]
+    step = _synthetic_stats(agent.spec, lambda x: np.where(x >= 3, 0.09, -0.01), 1e6)[:, 0, 0, 0]
+    agent.stats[:, row, col, stand_hit] = step
+    curves = pair_curves(agent.cell_stats()[0], agent.spec)
+    assert curves.refuses(row, col, stand_hit)
+    entries = {(e.hand, e.up): e for e in agent.to_strategy().indices}
+    assert (entries[("hard 13", "10")].when, entries[("hard 13", "10")].index) == ("at_or_above", 3.0)
+    stands = agent.policy()[0][:, row, col, 0] == E.STAND
+    assert np.array_equal(stands, bucket_middles(agent.spec) >= 3)
+    for seed in range(10):
+        noisy = _synthetic_stats(agent.spec, lambda x: 0.02 * (x - 1), 1e4, np.random.default_rng(seed))
+        assert not pair_curves(noisy, agent.spec).refuses(0, 0, 0)
+
+
+def bucket_middles(spec) -> np.ndarray:
+    from blackjack_env.agents.count_table import bucket_counts
+
+    return bucket_counts(spec) * spec.width * spec.per_unit
