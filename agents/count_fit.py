@@ -97,10 +97,12 @@ class CurveFit:
             design = self.design
             return CurveFit(design @ self.beta[index], design @ self.cov[index] @ design.T, np.eye(len(design)))
         assert self.means is not None and self.variances is not None
-        at = (slice(None), *index)
-        measured = np.isfinite(self.variances[at])
-        beta = np.where(measured, self.means[at], self.curve_values()[at])
-        return CurveFit(beta, np.diag(np.where(measured, self.variances[at], 0.0)), np.eye(len(beta)))
+        means, variances, curve = (
+            np.moveaxis(a, 0, -1)[index] for a in (self.means, self.variances, self.curve_values())
+        )
+        measured = np.isfinite(variances)
+        beta = np.where(measured, means, curve)
+        return CurveFit(beta, np.diag(np.where(measured, variances, 0.0)), np.eye(len(beta)))
 
 
 def bucket_counts(spec: BucketSpec) -> np.ndarray:

@@ -330,6 +330,20 @@ def test_learned_and_generated_entries_compare_question_by_question() -> None:
     assert [r["status"] for r in compare_entries([], GENERATED, 1.0)] == ["generated only"] * 3
 
 
+def test_entries_narrowed_by_their_cards_compare_as_two_card_and_later_questions() -> None:
+    """A two-card entry faces the generated index (read off two-card hands); an entry for three or
+    more cards has a row of its own, its hand saying so in the report's table."""
+    from blackjack_env.counting import hand_label
+
+    sixteen = {"hand": "hard 16", "up": "10", "action": "S", "when": "at_or_above"}
+    learned = [{**sixteen, "index": 1.0, "cards": "two"}, {**sixteen, "index": -2.0, "cards": "three_or_more"}]
+    rows = compare_entries(learned, GENERATED, width=1.0)
+    two, later = (next(r for r in rows if r["hand"] == "hard 16" and r["cards"] == c) for c in ("any", "three_or_more"))
+    assert (two["learned"], two["generated"], two["status"]) == ("S≥+1 (2 cards)", "S≥+0", "agree")
+    assert (later["learned"], later["generated"], later["status"]) == ("S≥-2", None, "learned only")
+    assert hand_label(later["hand"], later["cards"]) == "hard 16, 3+ cards"
+
+
 def test_a_model_betting_the_hilo_count_implies_it() -> None:
     """Weights equal to minus Hi-Lo's tags value a shoe at its Hi-Lo true count: slope 1, tags Hi-Lo's."""
     tags = np.asarray(system("hilo").tags, dtype=float)
