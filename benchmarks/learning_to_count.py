@@ -43,6 +43,7 @@ from blackjack_env.simulate import Z95, Policy, Table
 from blackjack_env.solver import solve
 from blackjack_env.solver.ceiling import share_of_ceiling
 from blackjack_env.train.cli import main as train_main
+from blackjack_env.train.registry import find
 from blackjack_env.train.shoe import CALIBRATION_FACTOR, hilo_ev_max
 
 ROOT = Path(__file__).resolve().parent
@@ -128,7 +129,7 @@ def run_figures(run: Path) -> dict[str, Any]:
     state = json.loads((run / "state.json").read_text())
     args = json.loads((run / "config.json").read_text())["args"]
     return {
-        **({"system": args["system"]} if args["algo"] in ("tabular", "count-table") else {}),
+        **({"system": args["system"]} if "system" in find(args["algo"], args["env"]).options else {}),
         "run": str(run.resolve().relative_to(ROOT.parent)) if run.resolve().is_relative_to(ROOT.parent) else str(run),
         "train_seed": training_seed(run),
         "rounds": state["steps"],

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
+
 from blackjack_env.train.shoe import ev_max_ramp
 
 BETS = (1.0, 2.0, 4.0, 8.0)
@@ -36,3 +38,9 @@ def test_a_count_never_played_does_not_move_the_threshold() -> None:
 def test_a_game_lost_at_every_count_bets_the_minimum_and_one_won_at_every_count_the_maximum() -> None:
     assert ev_max_ramp(rows({-1: -0.02, 0: -0.01, 1: -0.001}), BETS) == ((-1.0, 1.0),)
     assert ev_max_ramp(rows({-1: 0.001, 0: 0.01, 1: 0.02}), BETS) == ((-1.0, 8.0),)
+
+
+def test_a_calibration_run_without_rounds_is_refused_in_words() -> None:
+    for by_count in ([], [{"true_count": 0, "rounds_played": 0, "ev_per_unit_bet": math.nan}]):
+        with pytest.raises(ValueError, match="the calibration run played no rounds"):
+            ev_max_ramp(by_count, (1.0, 8.0))

@@ -174,6 +174,8 @@ def ev_max_ramp(by_count: list[dict[str, Any]], bets: tuple[float, ...]) -> tupl
     its EV is NaN, and a NaN in the sums would choose a threshold at random."""
     low, high = bets[0], bets[-1]
     played = [row for row in by_count if row["rounds_played"]]
+    if not played:
+        raise ValueError("the calibration run played no rounds: give it rounds to read the EV by true count from")
     counts = [float(row["true_count"]) for row in played]
     results = [row["ev_per_unit_bet"] * row["rounds_played"] for row in played]
     tails = [sum(results[i:]) for i in range(len(results))]  # high from counts[i] on

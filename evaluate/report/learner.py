@@ -58,12 +58,12 @@ from blackjack_env.strategy import (
     up_label,
     up_of_label,
 )
+from blackjack_env.train.trainer import METRICS_FILE
 
 from ..columns import CURVE_COLUMNS
 from ..options import CliError
 from ..policies import AGENT_FILE, COUNTING_FILE, LINEAR_FILE, RULES_FILE
 
-METRICS_FILE = "metrics.csv"
 #: The ceiling columns of a run trained with ``--ceiling`` (may be NaN: a ceiling of 0 gain): the
 #: flat-bet share of the ceiling and the share with its bets (``train/ceiling.py``).
 SHARE_COLUMNS = ("flat_share", "flat_share_low", "flat_share_high", "bets_share", "bets_share_low", "bets_share_high")

@@ -22,6 +22,7 @@ from blackjack_env.simulate import Z95, Policy, SimulationResult, interval
 from blackjack_env.solver import solve
 from blackjack_env.solver.ceiling import CeilingResult, check_rules, policy_share
 from blackjack_env.strategy import StrategyTable
+from blackjack_env.train.trainer import METRICS_FILE
 
 from ..counting_stats import counting_figures
 from ..options import (
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from .network import Network
 
 PROG = "blackjack-evaluate report"
-METRICS_FILE = "metrics.csv"
 METRICS_COLUMNS = ("step", "ev_gap", "ev_gap_low", "ev_gap_high", "agreement")
 #: The counter's bankroll when --bankroll is not given (table-minimum units).
 DEFAULT_BANKROLL = 1000.0
