@@ -414,7 +414,9 @@ class CountTableAgent(ChunkLearnerAgent):
             f"count-table learner: {self.rounds} rounds, {self.system.name} buckets of width "
             f"{self.spec.width:g} from {self.spec.lo:g}; ramp = the allowed bet maximising bet x learned "
             "round value per bucket; entries = where the fitted line of a question's paired difference "
-            "(every legal answer rolled out on the same cards) crosses 0, "
+            "(every legal answer rolled out on the same cards) crosses 0, or where the data refuse the line "
+            "the threshold that gains most on the buckets' own values; a stand question answered apart for "
+            "hands of three or more cards where their line differs from two cards' (cards), "
             f"kept when their fitted gain over basic strategy's answer is {Z_EXPORT:g} standard errors "
             "above 0 (gain_per_100 as learned)"
         )
