@@ -227,7 +227,8 @@ class Counting:
         marks: dict[tuple[int, int], str] = {}
         for entry in self.strategy.indices:
             if entry.hand != "insurance":
-                mark = f"{entry.action}{'≥' if entry.when == 'at_or_above' else '<'}{entry.index:+g}"
+                # one decimal, as the learner report's entries: a learned index sits on a bucket edge
+                mark = f"{entry.action}{'≥' if entry.when == 'at_or_above' else '<'}{round(entry.index, 1):+g}"
                 mark += {"any": "", "two": " (2)", "three_or_more": " (3+)"}[entry.cards]
                 key = (entry.row, entry.col + 1)
                 marks[key] = f"{marks[key]}\n{mark}" if key in marks else mark
