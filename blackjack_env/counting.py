@@ -163,6 +163,8 @@ WHEN = ("at_or_above", "below")
 #: hand's first decision: a split hand's too), or its hands of three or more cards (after a hit).
 CARDS = ("any", "two", "three_or_more")
 _CARDS_SHORT = {"two": "2 cards", "three_or_more": "3+ cards"}
+#: How a chart marks an entry narrowed by its cards, after its play and index ("S≥-2 (3+)").
+CARDS_MARK = {"any": "", "two": " (2)", "three_or_more": " (3+)"}
 
 
 def hand_label(hand: str, cards: str = "any") -> str:

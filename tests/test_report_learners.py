@@ -339,8 +339,8 @@ def test_entries_narrowed_by_their_cards_compare_as_two_card_and_later_questions
     learned = [{**sixteen, "index": 1.0, "cards": "two"}, {**sixteen, "index": -2.0, "cards": "three_or_more"}]
     rows = compare_entries(learned, GENERATED, width=1.0)
     two, later = (next(r for r in rows if r["hand"] == "hard 16" and r["cards"] == c) for c in ("any", "three_or_more"))
-    assert (two["learned"], two["generated"], two["status"]) == ("S≥+1 (2 cards)", "S≥+0", "agree")
-    assert (later["learned"], later["generated"], later["status"]) == ("S≥-2", None, "learned only")
+    assert (two["learned"], two["generated"], two["status"]) == ("S≥+1 (2)", "S≥+0", "agree")
+    assert (later["learned"], later["generated"], later["status"]) == ("S≥-2 (3+)", None, "learned only")
     assert hand_label(later["hand"], later["cards"]) == "hard 16, 3+ cards"
 
 

@@ -35,6 +35,7 @@ import numpy as np
 from blackjack_env import engine as E
 from blackjack_env.agents.count_table import STATS_FILE, CountTableAgent, bucket_spec
 from blackjack_env.counting import (
+    CARDS_MARK,
     ENTRY_KEYS,
     SYSTEMS,
     VALUE_WEIGHTS,
@@ -343,8 +344,7 @@ def entry_text(entry: dict[str, Any]) -> str:
     else:
         parsed = _parsed(entry)
         action, when = parsed.stand_form
-        if parsed.cards == "two":
-            note = " (2 cards)"
+        note = CARDS_MARK[parsed.cards]
     return f"{action}{'≥' if when == 'at_or_above' else '<'}{round(float(entry['index']), 1):+g}{note}"
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from blackjack_env.counting import VALUES, CountingStrategy
+from blackjack_env.counting import CARDS_MARK, VALUES, CountingStrategy
 from blackjack_env.counting import system as counting_system
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Z95, Policy, SimulationResult, interval
@@ -229,7 +229,7 @@ class Counting:
             if entry.hand != "insurance":
                 # one decimal, as the learner report's entries: a learned index sits on a bucket edge
                 mark = f"{entry.action}{'≥' if entry.when == 'at_or_above' else '<'}{round(entry.index, 1):+g}"
-                mark += {"any": "", "two": " (2)", "three_or_more": " (3+)"}[entry.cards]
+                mark += CARDS_MARK[entry.cards]
                 key = (entry.row, entry.col + 1)
                 marks[key] = f"{marks[key]}\n{mark}" if key in marks else mark
         return marks
