@@ -28,7 +28,7 @@ Z_EXPORT = 2.0
 CHI2_APART = 13.8
 #: Where the data refuse a fitted line (its chi-square above the 1 - P_REFUSE quantile for its
 #: degrees of freedom, at least MIN_REFUSE_DOF of them), its answers are read per bucket
-#: (CurveFit.values, CurveFit.per_bucket): a line is the better estimate only where it fits.
+#: (CurveFit.values, CurveFit.buckets_at): a line is the better estimate only where it fits.
 PER_BUCKET = True
 P_REFUSE_Z = 3.09  # the standard normal's 0.999 quantile: P_REFUSE = 0.001
 MIN_REFUSE_DOF = 3

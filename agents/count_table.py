@@ -32,10 +32,13 @@ The policy (:meth:`CountTableAgent.policy`): per pair and cell the paired differ
 means are fitted by weighted least squares as a line in the count (:func:`fit_curves`; a prior
 keeps a barely measured slope near 0). A deviation's gain moves smoothly with the count, so the
 line pools every bucket's data into two parameters: a rare bucket plays from the line its
-neighbours fit. The cell's questions are then answered in the counting format's order
-(:func:`greedy_answers`: stand or hit, double, split, surrender), each against the answer the
-others give, and the export reads its indices from the same lines (where they cross 0), so what
-the learner plays by is what it exports, up to the export's significance test.
+neighbours fit. Where the data refuse the line (its chi-square beyond the 0.999 quantile:
+``count_fit.PER_BUCKET``) the answers are read from each bucket's own mean instead. The cell's
+questions are then answered in the counting format's order (:func:`greedy_answers`: stand or hit,
+double, split, surrender), each against the answer the others give, and the export reads its
+indices from the same values (where a line crosses 0, or the threshold that gains most on per-bucket
+values), so what the learner plays by is what it exports, up to the export's one threshold per
+question and its significance test.
 
 Cells: the strategy table's, with a hard or soft total's hands of three or more cards (after a hit)
 in cells of their own (``later_apart``, ``count_kernel.N_CELL_ROWS``). 16 v 10 stands at a lower count
