@@ -16,7 +16,7 @@ from blackjack_env import slots
 from blackjack_env._jit import njit
 from blackjack_env.counting import VALUE_WEIGHTS, CountingSystem
 from blackjack_env.rules import Rules
-from blackjack_env.strategy import N_PLAY, N_ROWS, PAIR_BASE, table_cell, table_play
+from blackjack_env.strategy import N_PLAY, N_ROWS, PAIR_BASE, table_cell, table_decision, table_play
 from blackjack_env.table import EVERY_SEAT, play_until, seed_generator, start_chunk
 
 from .chunk_agent import T_DECISIONS, T_ROUNDS, T_SUM
@@ -136,11 +136,8 @@ def _cell(st, hands, later_apart):
 @njit(cache=True, _nrt=False, forceinline=True)
 def _decision(ranking, insurance, st, hands):
     """The greedy policy's action in one bucket (``ranking``: the learner's rows, ``_cell``)."""
-    phase = slots.phase(st)
-    if phase == E.P_INSURANCE:
-        return E.INSURANCE if insurance[slots.natural(st)] else E.NO_INSURANCE
-    if phase != E.P_PLAY:
-        return E.STAND
+    if slots.phase(st) != E.P_PLAY:  # insurance, or a round to settle: no cell is read
+        return table_decision(ranking, insurance, st, hands)
     row, col, split_legal = _cell(st, hands, ranking.shape[0] > N_ROWS)
     return table_play(ranking, st, hands, row, col, split_legal)
 

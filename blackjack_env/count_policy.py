@@ -183,22 +183,14 @@ def _indexed_play(actions, params, st, hands, row, col, split_legal):
         allowed &= ~(1 << E.DOUBLE)
     if not can_hit:
         return E.STAND
-    if hands[h, E.H_N] > 2:
-        stand = _later_stand(actions, params, row, col, allowed, count)
+    if hands[h, E.H_N] > 2:  # the cell's entry for hands of three or more cards
+        cell = row * N_UP + col
+        stand, _ = _entry_or_basic(
+            actions, params, PC_LATER_WHEN + cell, PC_LATER_INDEX + cell, row, col, E.STAND, allowed, count
+        )
     else:
         stand, _ = _answer(actions, params, row, col, Q_STAND, E.STAND, allowed, count)
     return E.STAND if stand else E.HIT
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _later_stand(actions, params, row, col, allowed, count):
-    """The stand question of a hand of three or more cards: the cell's entry for such hands, else
-    basic strategy's answer."""
-    slot = row * N_UP + col
-    when = params[PC_LATER_WHEN + slot]
-    if when != WHEN_NONE:
-        return _holds(when, params[PC_LATER_INDEX + slot], count)
-    return _first_choice(actions[row, col], allowed) == E.STAND
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -206,9 +198,15 @@ def _answer(actions, params, row, col, question, action, allowed, count):
     """(yes, by an entry): the cell's entry for the question decides on the count; without one,
     basic strategy does (``action`` is its first choice among those ``allowed``)."""
     slot = cell_slot(row, col, question)
-    when = params[PC_WHEN + slot]
+    return _entry_or_basic(actions, params, PC_WHEN + slot, PC_INDEX + slot, row, col, action, allowed, count)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _entry_or_basic(actions, params, when_at, index_at, row, col, action, allowed, count):
+    """(yes, by an entry) for the entry whose condition is at ``when_at`` and index at ``index_at``."""
+    when = params[when_at]
     if when != WHEN_NONE:
-        return _holds(when, params[PC_INDEX + slot], count), True
+        return _holds(when, params[index_at], count), True
     return _first_choice(actions[row, col], allowed) == action, False
 
 
