@@ -68,6 +68,8 @@ class ChunkLearnerAgent:
     kind: str
     #: The statistics: arrays summed over chunks, by attribute name (saved under the same names).
     _STATS: tuple[str, ...]
+    #: Statistics added after runs were saved without them: such a run loads with them at zero.
+    _LATER_STATS: tuple[str, ...] = ()
     #: Counters summed from a chunk's totals, from ``T_DECISIONS`` on (after rounds and the result).
     _TALLIES: tuple[str, ...] = ("decisions",)
     #: The file the statistics and counters are saved to, and whether it is compressed.
@@ -206,7 +208,8 @@ class ChunkLearnerAgent:
         agent = cls._from_manifest(path, read_manifest(path))
         with np.load(Path(path) / cls.stats_file) as data:
             for name in cls._STATS:
-                getattr(agent, name)[:] = data[name]
+                if name in data.files or name not in cls._LATER_STATS:
+                    getattr(agent, name)[:] = data[name]
             for name, value in zip(agent._counters(), data["counters"], strict=True):
                 setattr(agent, name, int(value))
         return agent

@@ -29,6 +29,12 @@ features, so a cell with few visits plays like its count-free mean and one with 
 data alone. The ten excesses sum to zero (only nine are free); the ridge also fixes that direction
 (the S-weighted sum of the ten value weights is 0), which changes no prediction.
 
+Depth: the dealt part of the shoe is split into ``depth_bands`` bands of equal depth (default 2), and
+each (cell, action)'s sums are kept per band. Where the bands' fits leave measurably less residual than
+one fit of every depth (:func:`band_weights`, p = 0.001), the (cell, action) is played by its band's
+fit; elsewhere by the fit of every depth, so the model grows only where the data show it earns. With
+one band the learner is the linear model of every depth.
+
 The export is a :class:`blackjack_env.linear_policy.LinearModel` (``linear-model.json``, documented
 there), which the compiled simulator plays and bets (``blackjack-evaluate --policy RUN_DIR``).
 """
@@ -44,12 +50,13 @@ import numpy as np
 from blackjack_env import engine as E
 from blackjack_env import slots
 from blackjack_env._jit import njit
-from blackjack_env.linear_policy import KIND, N_FEATURES, LinearModel, features
+from blackjack_env.linear_policy import KIND, MAX_BANDS, N_FEATURES, LinearModel, band_edges, depth_band, features
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, table_cell
 from blackjack_env.table import EVERY_SEAT, Policies, Table, play_until, seed_generator, start_chunk
 
 from .chunk_agent import T_DECISIONS, T_ROUNDS, T_SUM, ChunkLearnerAgent
+from .count_fit import chi2_quantile
 from .tabular import MAX_DECISIONS
 from .tabular import _epsilon_greedy as _tabular_epsilon_greedy
 from .tabular import _greedy as _tabular_greedy
@@ -58,6 +65,9 @@ STATS_FILE = "linear_stats.npz"
 MODEL_FILE = "linear-model.json"
 #: Pseudo-decisions of the count-free value a (cell, action)'s fit is shrunk toward (module docstring).
 RIDGE = 1000.0
+#: Depth bands a new learner splits the dealt shoe into (:func:`band_weights` fits a (cell, action)
+#: per band only where the data show depth changes it).
+DEPTH_BANDS = 2
 NF = N_FEATURES
 #: The tabular learner's choice helpers inlined in this kernel (at every decision a call cost as much as
 #: their work: 6% of the learner's time): the same Python functions, compiled again with inline="always".
@@ -65,13 +75,17 @@ _greedy = njit(_nrt=False, inline="always")(_tabular_greedy.py_func)
 _epsilon_greedy = njit(_nrt=False, inline="always")(_tabular_epsilon_greedy.py_func)
 
 
-#: The kernel's sums, one packed row per (cell, action), per insurance answer and for the round before
-#: the deal: X'Wy (NF), then X'WX's upper triangle row by row (NF (NF + 1) / 2). A sample touches one
-#: contiguous row (about half the memory of the [NF, NF] square the statistics keep), unpacked once per chunk.
-PACKED = NF + NF * (NF + 1) // 2
+#: The kernel's sums, one packed row per insurance answer, for the round before the deal and per
+#: (depth band, cell, action): X'Wy (NF), then X'WX's upper triangle row by row (NF (NF + 1) / 2), then
+#: y'Wy and the sum of squared weights (the fit's residual and its weights' spread: the depth test). A
+#: sample touches one contiguous row (about half the memory of the [NF, NF] square the statistics keep),
+#: unpacked once per chunk.
+TRIANGLE = NF + NF * (NF + 1) // 2
+PACKED = TRIANGLE + 2
 N_PLAY_CELLS = N_ROWS * N_UP * N_PLAY
-INS_SLOT = N_PLAY_CELLS  # + 2 * natural + take
-PRE_SLOT = N_PLAY_CELLS + 4
+INS_SLOT = 0  # + 2 * natural + take
+PRE_SLOT = 4
+PLAY_SLOT = 5  # + band * N_PLAY_CELLS + cell
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -84,6 +98,8 @@ def _add(acc, x, w, y):
         for j in range(i, NF):
             acc[k] += wxi * x[j]
             k += 1
+    acc[TRIANGLE] += w * y * y
+    acc[TRIANGLE + 1] += w * w
 
 
 @njit(cache=True, _nrt=False)
@@ -115,7 +131,8 @@ def _credit(seat, reward, trace, prob, feats, depth, cut, acc):
         row = trace[seat, d, 0]
         col = trace[seat, d, 1]
         a = trace[seat, d, 2]
-        slot = INS_SLOT + 2 * col + a if row < 0 else (row * N_UP + col) * N_PLAY + a
+        band = trace[seat, d, 3]
+        slot = INS_SLOT + 2 * col + a if row < 0 else PLAY_SLOT + ((band * N_ROWS + row) * N_UP + col) * N_PLAY + a
         _add(acc[slot], feats[seat, d], weight, reward)
         weight /= prob[seat, d]
     return weight
@@ -129,8 +146,8 @@ def _learn_chunk(table, policies, chunk, learner, out, work):
     ``out`` (xtx, xty, ins_xtx, ins_xty, pre_xtx, pre_xty, totals). ``policies``: the other seats'
     table policy. One call site of ``play_until`` (the engine inlined once), the small helpers
     inlined and the sums in packed rows: measured (the docs' speed results)."""
-    w_play, tried, w_ins, tried_ins, epsilon = learner
-    xtx, xty, ins_xtx, ins_xty, pre_xtx, pre_xty, totals = out
+    w_play, tried, w_ins, tried_ins, epsilon, edges = learner
+    xtx, xty, yy, ins_xtx, ins_xty, pre_xtx, pre_xty, totals = out
     prng, trace, prob, feats, depth, cut, explored, ins_mask, x0, qv, acc = work
     st, hands, res, mask = table.st, table.hands, table.res, table.mask
     seats, seat, at_table = chunk.seats, chunk.seat, chunk.at_table
@@ -169,13 +186,15 @@ def _learn_chunk(table, policies, chunk, learner, out, work):
             else:
                 E.legal_mask(st, hands, mask)
                 row, col, _ = table_cell(st, hands)
+                band = depth_band(edges, 0, edges.shape[0], slots.shoe_left(st) + (slots.hole_card(st) != 0))
                 for k in range(N_PLAY):
-                    qv[k] = _dot(w_play[row, col, k], x) if mask[k] else 0.0
+                    qv[k] = _dot(w_play[band, row, col, k], x) if mask[k] else 0.0
                 best = _greedy(qv, tried[row, col], mask, N_PLAY)
                 choice, p_best = _epsilon_greedy(prng, epsilon, best, mask, N_PLAY)
                 action = choice
                 trace[s, d, 0] = row
                 trace[s, d, 1] = col
+                trace[s, d, 3] = band
             trace[s, d, 2] = choice
             prob[s, d] = p_best
             if choice != best:
@@ -204,9 +223,55 @@ def _learn_chunk(table, policies, chunk, learner, out, work):
         if pre_n > 0:
             _add(acc[PRE_SLOT], x0, pre_w, pre_y if pre_n == 1 else pre_wy / pre_w)
         totals[T_ROUNDS] += 1
-    _unpack(acc[:N_PLAY_CELLS], xtx.reshape(N_PLAY_CELLS, NF, NF), xty.reshape(N_PLAY_CELLS, NF))
+    n_play = xty.size // NF
+    _unpack(acc[PLAY_SLOT:], xtx.reshape(n_play, NF, NF), xty.reshape(n_play, NF))
+    yy_rows = yy.reshape(n_play, 2)
+    for c in range(n_play):
+        yy_rows[c, 0] = acc[PLAY_SLOT + c, TRIANGLE]
+        yy_rows[c, 1] = acc[PLAY_SLOT + c, TRIANGLE + 1]
     _unpack(acc[INS_SLOT:PRE_SLOT], ins_xtx.reshape(4, NF, NF), ins_xty.reshape(4, NF))
-    _unpack(acc[PRE_SLOT:], pre_xtx.reshape(1, NF, NF), pre_xty.reshape(1, NF))
+    _unpack(acc[PRE_SLOT:PLAY_SLOT], pre_xtx.reshape(1, NF, NF), pre_xty.reshape(1, NF))
+
+
+def _symmetric(upper: np.ndarray) -> np.ndarray:
+    """X'WX from its upper triangle (``[..., NF, NF]``)."""
+    return np.triu(upper) + np.swapaxes(np.triu(upper, 1), -1, -2)
+
+
+def _residual(xtx: np.ndarray, xty: np.ndarray, yy: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The weighted residual sum of squares of ``weights`` on the sums: y'Wy - 2 w'X'Wy + w'X'WXw."""
+    quadratic = np.einsum("...i,...ij,...j->...", weights, _symmetric(xtx), weights)
+    return yy - 2.0 * np.einsum("...i,...i->...", weights, xty) + quadratic
+
+
+def band_weights(
+    xtx: np.ndarray, xty: np.ndarray, yy: np.ndarray, ridge: float = RIDGE
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per depth band (the leading axis of the sums) the weights each (cell, action) plays, whether
+    it has data (pooled over the bands), and the pooled weights.
+
+    A (cell, action) is fitted per band only where the bands' fits leave measurably less residual
+    than one fit of every depth: their residual's drop over its expected spread, sigma^2 kappa
+    (sigma^2 the bands' residual per unit weight, kappa = sum w^2 / sum w the importance weights'
+    spread), above the chi-square's 0.999 quantile with (NF - 1) (bands - 1) degrees of freedom (the
+    ten excesses have nine free directions, and the intercept one). Elsewhere every band plays the
+    pooled fit, so a band split costs nothing where depth does not change the answer."""
+    pooled, tried = ridge_solve(xtx.sum(0), xty.sum(0), ridge)
+    n_bands = xtx.shape[0]
+    if n_bands == 1:
+        return pooled[None], tried, pooled
+    per_band = np.stack([ridge_solve(xtx[b], xty[b], ridge)[0] for b in range(n_bands)])
+    apart_rss = _residual(xtx, xty, yy[..., 0], per_band).sum(0)
+    pooled_rss = _residual(xtx.sum(0), xty.sum(0), yy[..., 0].sum(0), pooled)
+    weight = xtx[..., 0, 0].sum(0)
+    safe = np.maximum(weight, 1e-300)
+    spread = yy[..., 1].sum(0) / safe
+    sigma2 = apart_rss / safe
+    drop = (pooled_rss - apart_rss) / np.maximum(sigma2 * spread, 1e-300)
+    every_band = (xtx[..., 0, 0] > 0).all(0)
+    threshold = float(chi2_quantile(np.array((NF - 1) * (n_bands - 1))))
+    apart = every_band & (sigma2 > 0) & (drop > threshold)
+    return np.where(apart[None, ..., None], per_band, pooled[None]), tried, pooled
 
 
 def ridge_solve(xtx: np.ndarray, xty: np.ndarray, ridge: float = RIDGE) -> tuple[np.ndarray, np.ndarray]:
@@ -244,10 +309,14 @@ class LinearAgent(ChunkLearnerAgent):
         kelly, bankroll: the exported model bets a Kelly fraction of this bankroll (table units; see
             ``linear_policy.linear_bet``) instead of the EV-maximising bet; 0: the EV-maximising bet.
             Learning is the same either way (it plays every round at one unit).
+        depth_bands: the dealt part of the shoe split into this many bands of equal depth, each
+            (cell, action) fitted per band where the data show depth changes it (:func:`band_weights`);
+            1: one linear fit at every depth.
     """
 
     kind = KIND
-    _STATS = ("xtx", "xty", "ins_xtx", "ins_xty", "pre_xtx", "pre_xty")
+    _STATS = ("xtx", "xty", "yy", "ins_xtx", "ins_xty", "pre_xtx", "pre_xty")
+    _LATER_STATS = ("yy",)
     stats_file = STATS_FILE
     _kernel = staticmethod(_learn_chunk)
     not_a_table = (
@@ -267,13 +336,19 @@ class LinearAgent(ChunkLearnerAgent):
         chunk_rounds: int = 1 << 16,
         kelly: float = 0.0,
         bankroll: float = 0.0,
+        depth_bands: int = DEPTH_BANDS,
     ) -> None:
         super().__init__(rules, bets, seats, seat, seed, chunk_rounds, epsilon)
         self.kelly, self.bankroll = float(kelly), float(bankroll)
         LinearModel(*_zero_weights(), self.bets, kelly=self.kelly, bankroll=self.bankroll)  # (one line if not)
+        if not (isinstance(depth_bands, int) and 1 <= depth_bands <= MAX_BANDS):
+            raise ValueError(f"depth bands must be a whole number from 1 to {MAX_BANDS}, got {depth_bands!r}")
+        self.depth_bands = depth_bands
+        self.depth_edges = band_edges(52 * self.rules.decks, self.rules.penetration, depth_bands)
         self.epsilon = float(epsilon)
-        self.xtx = np.zeros((N_ROWS, N_UP, N_PLAY, NF, NF))
-        self.xty = np.zeros((N_ROWS, N_UP, N_PLAY, NF))
+        self.xtx = np.zeros((depth_bands, N_ROWS, N_UP, N_PLAY, NF, NF))
+        self.xty = np.zeros((depth_bands, N_ROWS, N_UP, N_PLAY, NF))
+        self.yy = np.zeros((depth_bands, N_ROWS, N_UP, N_PLAY, 2))
         self.ins_xtx = np.zeros((2, 2, NF, NF))
         self.ins_xty = np.zeros((2, 2, NF))
         self.pre_xtx = np.zeros((NF, NF))
@@ -285,7 +360,7 @@ class LinearAgent(ChunkLearnerAgent):
         n = max(self.seats, 1)
         return (
             np.zeros(4, np.int64),
-            np.zeros((n, MAX_DECISIONS, 3), np.int64),
+            np.zeros((n, MAX_DECISIONS, 4), np.int64),
             np.zeros((n, MAX_DECISIONS), np.float64),
             np.zeros((n, MAX_DECISIONS, NF), np.float64),
             np.zeros(n, np.int64),
@@ -294,25 +369,29 @@ class LinearAgent(ChunkLearnerAgent):
             np.ones(2, np.bool_),
             np.zeros(NF, np.float64),
             np.zeros(N_PLAY, np.float64),
-            np.zeros((PRE_SLOT + 1, PACKED), np.float64),
+            np.zeros((PLAY_SLOT + self.depth_bands * N_PLAY_CELLS, PACKED), np.float64),
         )
 
     def policy(self) -> tuple[np.ndarray, ...]:
-        """The frozen weights a chunk plays greedy in, and which (cell, action)s have data."""
-        w_play, tried = ridge_solve(self.xtx, self.xty)
+        """The frozen weights a chunk plays greedy in (per depth band), and which (cell, action)s have data."""
+        w_play, tried, _ = band_weights(self.xtx, self.xty, self.yy)
         w_ins, tried_ins = ridge_solve(self.ins_xtx, self.ins_xty)
         return w_play, tried, w_ins, tried_ins
 
     def _learner(self, policy: tuple[np.ndarray, ...]) -> tuple[Any, ...]:
-        return (*policy, self.epsilon)
+        return (*policy, self.epsilon, np.array(self.depth_edges, np.int64))
 
     # ----------------------------------------------------------------- export
     def model(self, name: str = "linear") -> LinearModel:
         """The learned weights and bets as a compiled-policy model."""
-        w_play, tried = ridge_solve(self.xtx, self.xty)
+        bands, tried, pooled = band_weights(self.xtx, self.xty, self.yy)
         w_ins, _ = ridge_solve(self.ins_xtx, self.ins_xty)
         w_bet, _ = ridge_solve(self.pre_xtx, self.pre_xty)
-        return LinearModel(w_play, tried, w_ins, w_bet, self.bets, name, self.kelly, self.bankroll)
+        if self.depth_bands == 1:
+            return LinearModel(pooled, tried, w_ins, w_bet, self.bets, name, self.kelly, self.bankroll)
+        return LinearModel(
+            pooled, tried, w_ins, w_bet, self.bets, name, self.kelly, self.bankroll, self.depth_edges, bands
+        )
 
     # ----------------------------------------------------------------- files
     def _export(self, path: Path) -> None:
@@ -329,6 +408,7 @@ class LinearAgent(ChunkLearnerAgent):
             "ridge": RIDGE,
             "kelly": self.kelly,
             "bankroll": self.bankroll,
+            "depth_bands": self.depth_bands,
             "model": MODEL_FILE,
         }
 
@@ -338,6 +418,7 @@ class LinearAgent(ChunkLearnerAgent):
             epsilon=manifest["epsilon"],
             kelly=manifest.get("kelly", 0.0),
             bankroll=manifest.get("bankroll", 0.0),
+            depth_bands=manifest.get("depth_bands", 1),
             **cls._game_of(manifest),
         )
 

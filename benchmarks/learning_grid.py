@@ -204,7 +204,7 @@ def table_md(games: dict[str, dict[str, Any]]) -> str:
         "Per 100 rounds with 95% CIs, at the learner's seat; shares of the round-start ceiling "
         f"(marks: composition {MARKS['composition']:.0%}, count-table {MARKS['count-table']:.0%}).",
         "",
-        "| game | seat | ceiling | count-table: flat gain, share, system | composition: flat gain, share "
+        "| game | seat | ceiling | count-table: flat gain, share, system | composition: flat gain, share, depth bands "
         "| Hi-Lo I18 + Fab 4: flat gain, share | EV with bets 1-8: count-table, composition, Hi-Lo EV-max "
         "| training min: count-table, composition |",
         "|---|---|---|---|---|---|---|---|",
@@ -219,6 +219,7 @@ def table_md(games: dict[str, dict[str, Any]]) -> str:
             for p in ("count-table", "composition", "hilo-i18-fab4")
         ]
         cells[0] += f", {train['count-table']['system']}"
+        cells[1] += f", {train['composition'].get('depth_bands', 1)}"  # (runs before depth bands: one)
         ev = ", ".join(f"{bets[p]['ev_per_100']:+.3f}" for p in ("count-table", "composition", "hilo-i18-fab4-ev-max"))
         minutes = ", ".join(f"{train[p]['wall_s'] / 60:.0f}" for p in ("count-table", "composition"))
         lines.append(

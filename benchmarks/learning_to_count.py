@@ -128,8 +128,10 @@ def train(
 def run_figures(run: Path) -> dict[str, Any]:
     state = json.loads((run / "state.json").read_text())
     args = json.loads((run / "config.json").read_text())["args"]
+    options = find(args["algo"], args["env"]).options
     return {
-        **({"system": args["system"]} if "system" in find(args["algo"], args["env"]).options else {}),
+        **({"system": args["system"]} if "system" in options else {}),
+        **({"depth_bands": args.get("depth_bands", 1)} if "depth_bands" in options else {}),  # (1 before the option)
         "run": str(run.resolve().relative_to(ROOT.parent)) if run.resolve().is_relative_to(ROOT.parent) else str(run),
         "train_seed": training_seed(run),
         "rounds": state["steps"],

@@ -88,12 +88,13 @@ def test_a_finished_game_is_read_not_run_and_tabled(
         "flat": flat,
         "bets": bets,
         "training": {"count-table": {"wall_s": 600.0, "system": "omega2"}, "composition": {"wall_s": 600.0}},
+        # (a composition run from before depth bands: tabled as one band)
     }
     (tmp_path / "2d.json").write_text(json.dumps(done))
     assert grid.main(["--games", "2d", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "table.md").read_text()
     assert "| 2d: 2D H17 DAS SP3 LS BJ 3:2 pen 0.65 | 1 of 3 | +0.330 (+0.300 .. +0.360) |" in table
-    assert ", omega2 | +0.300, 90% (80 .. 100) |" in table and "+1.500, +2.000, +1.700 | 10, 10 |" in table
+    assert ", omega2 | +0.300, 90% (80 .. 100), 1 |" in table and "+1.500, +2.000, +1.700 | 10, 10 |" in table
     assert (tmp_path / "grid.png").stat().st_size > 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,12 +18,14 @@ from chunk_learners import (
     assert_resume_equals_uninterrupted,
 )
 
+from blackjack_env import Action, BlackjackEnv
+from blackjack_env import engine as E
 from blackjack_env.agents import load_agent
-from blackjack_env.agents.linear import LinearAgent
+from blackjack_env.agents.linear import LinearAgent, band_weights
 from blackjack_env.counting import system
 from blackjack_env.evaluate.cli import main as evaluate_main
 from blackjack_env.evaluate.runner import simulate
-from blackjack_env.linear_policy import FEATURE_NAMES, LinearModel
+from blackjack_env.linear_policy import FEATURE_NAMES, LinearModel, linear_decision
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, Table
 from blackjack_env.train.cli import main as train_main
@@ -31,6 +34,7 @@ from blackjack_env.train.cli import main as train_main
 RULES = Rules.preset("ultimatebet").with_settings(["decks=1", "penetration=0.75"])
 ARGV_RULES = ["--set", "decks=1", "--set", "penetration=0.75"]
 T, FIVE = FEATURE_NAMES.index("T"), FEATURE_NAMES.index("5")
+S, H = int(Action.STAND), int(Action.HIT)
 
 
 @pytest.fixture(scope="module")
@@ -118,9 +122,10 @@ def test_statistics_are_those_of_the_kernel_before_its_speed_up(seat: int, play:
     site of the engine, the helpers inlined): digests recorded then. The round-before-the-deal sums
     of seats learning together are now added as one sample per round (their summed weight, their
     weighted mean result): the same sums to rounding (recorded values); with one learning seat they
-    are exact too. (Plain IEEE double arithmetic, no fast-math: the digests hold on any x86-64.)"""
+    are exact too. (Plain IEEE double arithmetic, no fast-math: the digests hold on any x86-64.)
+    One depth band: the model of every depth, as the kernel had then."""
     rules = Rules.preset("ultimatebet").with_settings(["penetration=0.75"])
-    agent = LinearAgent(rules, bets=(1, 2), seats=3, seat=seat, seed=7, chunk_rounds=1 << 13)
+    agent = LinearAgent(rules, bets=(1, 2), seats=3, seat=seat, seed=7, chunk_rounds=1 << 13, depth_bands=1)
     agent.learn_chunk()
     agent.learn_chunk()
     assert _digest(agent, ("xtx", "xty", "ins_xtx", "ins_xty")) == play
@@ -162,7 +167,7 @@ def _bet_model(value: float, bets: tuple[float, ...], **kelly: float) -> LinearM
     nf = len(FEATURE_NAMES)
     bet = np.zeros(nf)
     bet[0] = value
-    play = np.zeros((*LinearAgent(RULES).xty.shape[:3], nf))
+    play = np.zeros((*LinearAgent(RULES).xty.shape[-4:-1], nf))
     return LinearModel(play, np.zeros(play.shape[:3], np.bool_), np.zeros((2, 2, nf)), bet, bets, **kelly)
 
 
@@ -204,12 +209,19 @@ def test_kelly_settings_are_saved_and_bad_ones_are_one_line(tmp_path: Path) -> N
             LinearAgent(RULES, kelly=fraction, bankroll=bankroll)
 
 
-def test_kelly_options_belong_to_the_composition_learner(tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--kelly", "0.5", "--bankroll", "100"], "--kelly and --bankroll only with --env shoe --algo linear"),
+        (["--depth-bands", "1"], "--depth-bands only with --env shoe --algo linear"),
+    ],
+)
+def test_the_composition_learners_options_belong_to_it(tmp_path: Path, capsys, options: list[str], says: str) -> None:
     out = tmp_path / "run"
-    argv = ["--env", "shoe", "--algo", "tabular", "--kelly", "0.5", "--bankroll", "100", *ARGV_RULES]
+    argv = ["--env", "shoe", "--algo", "tabular", *options, *ARGV_RULES]
     assert train_main([*argv, "--out", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--kelly and --bankroll only with --env shoe --algo linear" in err, err
+    assert err.count("\n") == 1 and says in err, err
     assert not out.exists()
 
 
@@ -265,6 +277,7 @@ def test_bad_model_file_is_one_line(tmp_path: Path, capsys) -> None:
             "--system is not used by the composition learner",
         ),
         (["--env", "shoe", "--kelly", "0.5", "--set", "penetration=0.75"], "a Kelly bet needs"),
+        (["--env", "shoe", "--depth-bands", "5", "--set", "penetration=0.75"], "depth bands must be a whole number"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path: Path, capsys, argv: list[str], says: str) -> None:
@@ -286,3 +299,104 @@ def test_cli_run_resumes_exactly(tmp_path: Path) -> None:
         "--no-progress",
     ]
     assert_cli_run_resumes_exactly(common, 16384, tmp_path, "linear_stats.npz", "linear-model.json")
+
+
+def _stand_or_hit_model(stand_band: int, edges: tuple[int, ...]) -> LinearModel:
+    """Every cell valued to stand in band ``stand_band`` and to hit in every other band."""
+    shape = (*LinearAgent(RULES).xty.shape[-4:-1], len(FEATURE_NAMES))
+    bands = np.zeros((len(edges) + 1, *shape))
+    bands[:, :, :, H, 0] = 1.0
+    bands[stand_band, :, :, H, 0] = -1.0
+    tried = np.ones(shape[:3], np.bool_)
+    nf = len(FEATURE_NAMES)
+    return LinearModel(bands.mean(0), tried, np.zeros((2, 2, nf)), np.zeros(nf), (1.0,), "", 0, 0, edges, bands)
+
+
+@pytest.mark.parametrize(
+    ("edge", "steps", "band"),
+    [
+        pytest.param(49, (), 1, id="49-unseen-at-the-edge"),
+        pytest.param(48, (), 0, id="49-unseen-above-the-edge"),
+        pytest.param(48, (H,), 1, id="48-unseen-after-a-hit"),
+    ],
+)
+def test_a_model_plays_the_band_of_the_unseen_cards(edge: int, steps: tuple[int, ...], band: int) -> None:
+    """One seat, one deck: before its first decision 3 cards are seen (the hole card is unseen), 49
+    are not; a hit leaves 48. A band starts at its edge's unseen count: the compiled decision and
+    the model read back from its JSON play the band the unseen cards fall in."""
+    env = BlackjackEnv(rules=RULES)
+    env.reset(seed=0, options={"cards": ["2", "9", "3", "8", "2"]})
+    for action in steps:
+        env.step(action)
+    model = _stand_or_hit_model(band, (edge,))
+    for played in (model, LinearModel.from_dict(json.loads(json.dumps(model.to_dict())))):
+        params = played.params(RULES)
+        assert env.action_masks()[H]
+        assert linear_decision(params, env._st, env._hands, np.zeros(E.N_ACTIONS, np.bool_)) == S
+    other = _stand_or_hit_model(1 - band, (edge,)).params(RULES)
+    assert linear_decision(other, env._st, env._hands, np.zeros(E.N_ACTIONS, np.bool_)) == H
+
+
+def _band_sums(rng: np.random.Generator, slopes: tuple[float, float], n: int = 200_000) -> tuple[np.ndarray, ...]:
+    """The sums of one (cell, action) per band: results of unit variance around 0.1 + slope * e_T."""
+    nf = len(FEATURE_NAMES)
+    xtx, xty, yy = np.zeros((2, nf, nf)), np.zeros((2, nf)), np.zeros((2, 2))
+    for b, slope in enumerate(slopes):
+        x = np.zeros((n, nf))
+        x[:, 0] = 1.0
+        x[:, 1:] = rng.normal(0.0, 1.0, (n, nf - 1))
+        y = 0.1 + slope * x[:, T] + rng.normal(0.0, 1.0, n)
+        xtx[b], xty[b] = np.triu(x.T @ x), x.T @ y
+        yy[b] = (y @ y, n)
+    return xtx, xty, yy
+
+
+@pytest.mark.parametrize(("slopes", "apart"), [((0.05, 0.05), False), ((0.05, 0.0), True)])
+def test_bands_are_fitted_apart_only_where_depth_changes_the_value(slopes: tuple[float, float], apart: bool) -> None:
+    """The same line at both depths is answered by one fit; a tens slope that vanishes deeper in the
+    shoe (0.05 against 0, 25 standard errors) gets a fit per band, each near its own slope."""
+    xtx, xty, yy = _band_sums(np.random.default_rng(5), slopes)
+    weights, tried, pooled = band_weights(xtx, xty, yy)
+    assert tried
+    assert np.array_equal(weights[0], weights[1]) != apart
+    if apart:
+        assert np.allclose(weights[:, T], slopes, atol=0.01)
+    else:
+        assert np.array_equal(weights[0], pooled) and abs(pooled[T] - 0.05) < 0.01
+
+
+def test_a_run_saved_before_depth_bands_loads_with_one(tmp_path: Path) -> None:
+    """A run saved without depth bands (no ``depth_bands`` in agent.json, no residual sums) loads as
+    it learned: one band, its statistics intact, the same model."""
+    agent = LinearAgent(RULES, seed=4, chunk_rounds=1 << 12, depth_bands=1)
+    agent.learn_chunk()
+    agent.save(tmp_path)
+    manifest = json.loads((tmp_path / "agent.json").read_text())
+    del manifest["depth_bands"]
+    (tmp_path / "agent.json").write_text(json.dumps(manifest))
+    with np.load(tmp_path / "linear_stats.npz") as data:
+        old = {name: data[name] for name in data.files if name != "yy"}
+    old["xtx"], old["xty"] = old["xtx"][0], old["xty"][0]
+    np.savez(tmp_path / "linear_stats.npz", **old)
+    loaded = LinearAgent.load(tmp_path)
+    assert loaded.depth_bands == 1 and np.array_equal(loaded.xtx, agent.xtx) and not loaded.yy.any()
+    assert loaded.model().to_dict() == agent.model().to_dict()
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda d: d["depth"].update(edges=[30, 35], bands=[*d["depth"]["bands"], {}]), "decreasing"),
+        (lambda d: d["depth"]["bands"].pop(), "1 edges need 2 bands"),
+        (lambda d: d.update(format=3), "format must be 1..2"),
+        (lambda d: d["depth"]["bands"][1].update({"hard 5": {"2": {"split": [0.0] * 11}}}), "does not have"),
+    ],
+)
+def test_a_bad_depth_section_is_refused_naming_it(change: Any, says: str) -> None:
+    model = _stand_or_hit_model(0, (35,))
+    data = json.loads(json.dumps(model.to_dict()))
+    assert data["format"] == 2 and LinearAgent(RULES, depth_bands=1).model().to_dict()["format"] == 1
+    data["play"]["hard 5"]["2"].pop("split", None)
+    change(data)
+    with pytest.raises(ValueError, match=says):
+        LinearModel.from_dict(data)

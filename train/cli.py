@@ -170,6 +170,7 @@ def resolve_args(ns: argparse.Namespace) -> Args:
         saved = json.loads(config.read_text())["args"]
         saved.setdefault("reward", "sampled")  # runs from before the option was paid the dealt result
         saved.setdefault("sync_chunks", 1)  # runs from before the option refreshed the policy every chunk
+        saved.setdefault("depth_bands", 1)  # composition runs from before depth bands fitted one model
         changed = [k for k, v in given.items() if k not in RESUME_MAY_CHANGE and v != saved.get(k)]
         if changed:
             raise ValueError(f"--resume keeps the run's config; these differ from it: {', '.join(sorted(changed))}")

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from blackjack_env.agents.linear import LinearAgent
+from blackjack_env.agents.linear import DEPTH_BANDS, LinearAgent
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy
 
@@ -31,6 +31,7 @@ class CompositionConfig:
     epsilon: float = 0.1
     kelly: float = 0.0  # the exported model bets a Kelly fraction of bankroll; 0: the EV-maximising bet
     bankroll: float = 0.0
+    depth_bands: int = DEPTH_BANDS  # 1: one linear fit at every depth
 
 
 def composition_agent(config: CompositionConfig, rules: Rules) -> LinearAgent:
@@ -46,6 +47,7 @@ def composition_agent(config: CompositionConfig, rules: Rules) -> LinearAgent:
         chunk_rounds=run.chunk_rounds,
         kelly=config.kelly,
         bankroll=config.bankroll,
+        depth_bands=config.depth_bands,
     )
 
 

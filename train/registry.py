@@ -226,7 +226,9 @@ def _count_table_config(args: Args, rules: Rules) -> CountTableConfig:
 def _composition_config(args: Args, rules: Rules) -> CompositionConfig:
     game = shoe_game_of(args.bets, args.spread, args.seats, args.seat)
     run = _chunk_run(args, rules, game.seats, game.seat)
-    config = CompositionConfig(game, run, epsilon=_epsilon(args), kelly=args.kelly, bankroll=args.bankroll)
+    config = CompositionConfig(
+        game, run, epsilon=_epsilon(args), kelly=args.kelly, bankroll=args.bankroll, depth_bands=args.depth_bands
+    )
     composition_agent(config, rules)
     return config
 
@@ -381,7 +383,7 @@ register(
         "values linear in the unseen cards",
         _composition_config,
         CompositionLearner,
-        options=frozenset(("epsilon", "kelly", "bankroll")) | SHOE_OPTIONS | CHUNK_OPTIONS,
+        options=frozenset(("epsilon", "kelly", "bankroll", "depth_bands")) | SHOE_OPTIONS | CHUNK_OPTIONS,
         also=("linear",),
         default_steps=_shoe_rounds,
         refusals={"system": "it sees every value of the unseen cards, not a count"},

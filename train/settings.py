@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from blackjack_env.agents.linear import DEPTH_BANDS
 from blackjack_env.evaluate.options import CEILING_SAMPLES, CEILING_STRATA
 from blackjack_env.rules import DEFAULT_PRESET, Rules
 
@@ -57,6 +58,9 @@ class Args:
     # EV-maximising bet; blackjack_env/linear_policy.py linear_bet)
     kelly: float = 0.0
     bankroll: float = 0.0
+    # --env shoe --algo linear: the dealt shoe's depth bands, each (cell, action) fitted per band where the
+    # data show depth changes it (agents/linear.py band_weights); 1: one linear fit at every depth
+    depth_bands: int = DEPTH_BANDS
     # The networks' learners (MaskablePPO and batch PPO alike; train/batch_ppo.py BatchPPOConfig holds the
     # same numbers, each measured there): 4096 tables stepped in one call, rollouts of 4096 x 16 = 65,536
     # steps cut in minibatches of 4096 for 2 epochs, a 128x128 net, gamma and lambda 1, an entropy bonus
