@@ -203,7 +203,7 @@ class LinearModel:
     value per unit bet before the deal) and the allowed ``bets`` (increasing; 0 sits out); ``kelly``
     (0 < F <= 1) and ``bankroll`` (table units, fixed) bet a Kelly fraction instead of the EV-maximising
     bet (``linear_bet``). ``depth_edges`` (decreasing unseen-card counts, each where a deeper band
-    starts) and ``bands`` (float[len(depth_edges) + 1, *play.shape]) play each depth band by its own
+    starts) and ``bands`` (``float[len(depth_edges) + 1, *play.shape]``) play each depth band by its own
     weights; ``play`` is then the fit of every depth (what the reports show)."""
 
     play: np.ndarray

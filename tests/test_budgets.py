@@ -35,10 +35,10 @@ def test_one_seat_keeps_2e9_rounds_and_every_learning_seat_shares_them(algo: str
 
 
 def test_the_expected_time_follows_the_readme_rates() -> None:
-    """One seat: the README's whole runs (1,332 s and 550 s for 2e9 rounds); more seats cost more per
-    round; two workers about 1.9 times as fast."""
+    """One seat: the README's whole runs (1,332 s and 550 s for 2e9 rounds, the composition learner's
+    20% more with its depth bands); more seats cost more per round; two workers about 1.9 times as fast."""
     assert expected_seconds("count-table", 2 * 10**9, 1, "0") == pytest.approx(1332)
-    assert expected_seconds("composition", 2 * 10**9, 1, "0") == pytest.approx(550)
+    assert expected_seconds("composition", 2 * 10**9, 1, "0") == pytest.approx(660)
     three = expected_seconds("count-table", 666_666_667, 3, "all")
     assert 1332 < three < 3 * 1332  # the same decisions; each rollout finishes a longer round
     assert expected_seconds("count-table", 10**8, 3, "all", workers=2) == pytest.approx(

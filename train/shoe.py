@@ -66,8 +66,10 @@ SEAT_ROUNDS = 2_000_000_000
 REFERENCE_SHOE = (6, 0.75)
 #: Seconds per round of a whole default run, one seat, one core (evaluations and compiling included):
 #: the measured runs of the docs' learning-to-count results, 2e9 rounds in 1,332 s (count-table) and
-#: 550 s (composition) on a 2-core machine, the other core busy.
-ONE_SEAT_SECONDS = {"count-table": 1332 / 2e9, "composition": 550 / 2e9}
+#: 550 s (composition) on a 2-core machine, the other core busy; the composition learner's depth bands
+#: (3 by default) cost it about 20% more CPU time per round since (``benchmarks/count_table_speed.py
+#: --learner linear``, alternating with the learner before them).
+ONE_SEAT_SECONDS = {"count-table": 1332 / 2e9, "composition": 1.2 * 550 / 2e9}
 #: A round's cost at a table of S seats, L of them learning (with ``--seat all`` L = S, else 1), as
 #: (a + b S) L + c (S - L) in microseconds of one core: ``a + b S`` a learning seat's decisions and
 #: rollouts (which finish the round at every seat, hence b), ``c`` a seat playing basic strategy. Fitted
