@@ -143,11 +143,11 @@ def _credit(seat, reward, trace, prob, feats, depth, cut, acc):
 @njit(cache=True, _nrt=False)
 def _learn_chunk(table, policies, chunk, learner, out, work):
     """Play ``chunk.rounds`` rounds of a fresh shoe, the learner in ``chunk.seat`` (-1: every seat)
-    greedy in the frozen weights of ``learner`` (w_play, tried, w_ins, tried_ins: which actions
-    have data; epsilon: its exploration); write the chunk's statistics to the (zeroed) arrays of
-    ``out`` (xtx, xty, ins_xtx, ins_xty, pre_xtx, pre_xty, totals). ``policies``: the other seats'
-    table policy. One call site of ``play_until`` (the engine inlined once), the small helpers
-    inlined and the sums in packed rows: measured (the docs' speed results)."""
+    greedy in the frozen weights of ``learner`` (w_play per depth band, tried, w_ins, tried_ins: which
+    actions have data; epsilon: its exploration; the depth bands' edges); write the chunk's statistics
+    to the (zeroed) arrays of ``out`` (xtx, xty, yy, ins_xtx, ins_xty, pre_xtx, pre_xty, totals).
+    ``policies``: the other seats' table policy. One call site of ``play_until`` (the engine inlined
+    once), the small helpers inlined and the sums in packed rows: measured (the docs' speed results)."""
     w_play, tried, w_ins, tried_ins, epsilon, edges = learner
     xtx, xty, yy, ins_xtx, ins_xty, pre_xtx, pre_xty, totals = out
     prng, trace, prob, feats, depth, cut, explored, ins_mask, x0, qv, acc = work

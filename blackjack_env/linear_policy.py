@@ -221,9 +221,11 @@ class LinearModel:
         if not 1 <= len(self.bets) <= MAX_BETS:
             raise ValueError(f"a composition model takes 1..{MAX_BETS} bets, got {len(self.bets)}")
         edges = self.depth_edges
-        if len(edges) >= MAX_BANDS or any(b >= a for a, b in itertools.pairwise(edges)) or any(e < 1 for e in edges):
+        # (equal edges leave a band empty: a shoe dealt to fewer cards than it has bands)
+        if len(edges) >= MAX_BANDS or any(b > a for a, b in itertools.pairwise(edges)) or any(e < 1 for e in edges):
             raise ValueError(
-                f"depth edges must be at most {MAX_BANDS - 1} unseen-card counts >= 1, decreasing, got {list(edges)}"
+                f"depth edges must be at most {MAX_BANDS - 1} unseen-card counts >= 1, none above the one before, "
+                f"got {list(edges)}"
             )
         if edges and (self.bands is None or self.bands.shape != (len(edges) + 1, *self.play.shape)):
             raise ValueError(f"{len(edges)} depth edges need {len(edges) + 1} bands of play weights shaped like play's")

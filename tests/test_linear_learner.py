@@ -25,7 +25,7 @@ from blackjack_env.agents.linear import LinearAgent, band_weights
 from blackjack_env.counting import system
 from blackjack_env.evaluate.cli import main as evaluate_main
 from blackjack_env.evaluate.runner import simulate
-from blackjack_env.linear_policy import FEATURE_NAMES, LinearModel, linear_decision
+from blackjack_env.linear_policy import FEATURE_NAMES, LP_N_BANDS, LinearModel, linear_decision
 from blackjack_env.rules import Rules
 from blackjack_env.simulate import Policy, Table
 from blackjack_env.train.cli import main as train_main
@@ -365,6 +365,16 @@ def test_bands_are_fitted_apart_only_where_depth_changes_the_value(slopes: tuple
         assert np.array_equal(weights[0], pooled) and abs(pooled[T] - 0.05) < 0.01
 
 
+def test_a_shoe_dealt_to_fewer_cards_than_bands_leaves_a_band_empty() -> None:
+    """One deck dealt to 3%: three bands' edges round to 51 and 51, the middle band never played; the
+    model exports and compiles."""
+    rules = Rules.preset("ultimatebet").with_settings(["decks=1", "penetration=0.03"])
+    agent = LinearAgent(rules, seed=1, chunk_rounds=1 << 10, depth_bands=3)
+    agent.learn_chunk()
+    assert agent.depth_edges == (51, 51) and not agent.xtx[1].any() and agent.xtx[2].any()
+    assert agent.model().params(rules)[LP_N_BANDS] == 3
+
+
 def test_a_run_saved_before_depth_bands_loads_with_one(tmp_path: Path) -> None:
     """A run saved without depth bands (no ``depth_bands`` in agent.json, no residual sums) loads as
     it learned: one band, its statistics intact, the same model."""
@@ -386,7 +396,7 @@ def test_a_run_saved_before_depth_bands_loads_with_one(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        (lambda d: d["depth"].update(edges=[30, 35], bands=[*d["depth"]["bands"], {}]), "decreasing"),
+        (lambda d: d["depth"].update(edges=[30, 35], bands=[*d["depth"]["bands"], {}]), "none above the one before"),
         (lambda d: d["depth"]["bands"].pop(), "1 edges need 2 bands"),
         (lambda d: d.update(format=3), "format must be 1..2"),
         (lambda d: d["depth"]["bands"][1].update({"hard 5": {"2": {"split": [0.0] * 11}}}), "does not have"),
