@@ -50,7 +50,16 @@ import numpy as np
 from blackjack_env import engine as E
 from blackjack_env import slots
 from blackjack_env._jit import njit
-from blackjack_env.linear_policy import KIND, MAX_BANDS, N_FEATURES, LinearModel, band_edges, depth_band, features
+from blackjack_env.linear_policy import (
+    KIND,
+    MAX_BANDS,
+    N_FEATURES,
+    LinearModel,
+    band_edges,
+    depth_band,
+    features,
+    unseen_cards,
+)
 from blackjack_env.rules import Rules
 from blackjack_env.strategy import N_PLAY, N_ROWS, N_UP, table_cell
 from blackjack_env.table import EVERY_SEAT, Policies, Table, play_until, seed_generator, start_chunk
@@ -188,7 +197,7 @@ def _learn_chunk(table, policies, chunk, learner, out, work):
             else:
                 E.legal_mask(st, hands, mask)
                 row, col, _ = table_cell(st, hands)
-                band = depth_band(edges, 0, edges.shape[0], slots.shoe_left(st) + (slots.hole_card(st) != 0))
+                band = depth_band(edges, 0, edges.shape[0], unseen_cards(st, slots.hole_card(st)))
                 for k in range(N_PLAY):
                     qv[k] = _dot(w_play[band, row, col, k], x) if mask[k] else 0.0
                 best = _greedy(qv, tried[row, col], mask, N_PLAY)

@@ -91,6 +91,12 @@ def _unseen(st, v, hole):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def unseen_cards(st, hole):
+    """The cards not yet seen: the shoe's, and a hole card still face down (code ``hole``)."""
+    return slots.shoe_left(st) + (hole != 0)
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _hole(st):
     return slots.hole_card(st)
 
@@ -105,7 +111,7 @@ def features(st, fresh, x):
             x[v] = 0.0
         return
     hole = _hole(st)
-    unseen = slots.shoe_left(st) + (hole != 0)
+    unseen = unseen_cards(st, hole)
     scale = 52.0 / max(unseen, 1)
     for v in range(1, 10):
         x[v] = _unseen(st, v, hole) * scale - 4.0
@@ -123,7 +129,7 @@ def _value(params, off, st, hole, scale):
 
 @njit(cache=True, _nrt=False, inline="always")
 def _scale(st, hole):
-    return 52.0 / max(slots.shoe_left(st) + (hole != 0), 1)
+    return 52.0 / max(unseen_cards(st, hole), 1)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -160,7 +166,7 @@ def linear_decision(params, st, hands, mask):
     n_bands = int(params[LP_N_BANDS])
     block = LP_PLAY
     if n_bands > 1:
-        block = LP_BANDS + depth_band(params, LP_EDGES, n_bands - 1, slots.shoe_left(st) + (hole != 0)) * PLAY_BLOCK
+        block = LP_BANDS + depth_band(params, LP_EDGES, n_bands - 1, unseen_cards(st, hole)) * PLAY_BLOCK
     base = block + (row * N_UP + col) * N_PLAY * N_FEATURES
     best = E.STAND
     best_value = -math.inf
